@@ -1,0 +1,236 @@
+//! The directory as one immutable, resolved model: the single source for every renderer
+//! and for the search index.
+//!
+//! Built by [`crate::validate`] from a loaded dataset; holds only published records,
+//! sorted by id, with references resolved to indices. It owns no I/O and no output shapes
+//! (those are in `views`).
+
+pub mod category;
+pub mod geo;
+pub mod slug;
+pub mod timestamp;
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+pub use category::{Category, CategoryTree};
+pub use geo::{Point, Postcode, PostcodeDirectory};
+pub use timestamp::Timestamp;
+
+/// Index of an organisation in [`Directory::organisations`].
+pub type OrgIx = u32;
+/// Index of a service in [`Directory::services`].
+pub type ServiceIx = u32;
+/// Index of a location in [`Directory::locations`].
+pub type LocationIx = u32;
+/// Index of a category in [`CategoryTree::nodes`].
+pub type CategoryIx = u16;
+/// Index of a service area in [`Directory::service_areas`].
+pub type AreaIx = u16;
+
+/// The whole published directory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Directory {
+    /// Published organisations, sorted by id.
+    pub organisations: Vec<Organisation>,
+    /// Published services of published organisations, sorted by id.
+    pub services: Vec<Service>,
+    /// Locations of published organisations, sorted by id.
+    pub locations: Vec<Location>,
+    /// The category tree.
+    pub categories: CategoryTree,
+    /// The fixed list of service areas, in input order.
+    pub service_areas: Vec<ServiceArea>,
+    /// Every live postcode, for search.
+    pub postcodes: PostcodeDirectory,
+}
+
+/// An organisation that runs services.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Organisation {
+    /// Identifier.
+    pub id: Uuid,
+    /// Display name.
+    pub name: String,
+    /// Given or generated slug.
+    pub slug: String,
+    /// Free text.
+    pub description: String,
+    /// Web site, or empty.
+    pub url: String,
+    /// Telephone, or empty.
+    pub phone: String,
+    /// Email, or empty.
+    pub email: String,
+    /// Social page, or empty.
+    pub facebook: String,
+    /// Social handle, or empty.
+    pub twitter: String,
+    /// Claimed by a representative.
+    pub is_claimed: bool,
+    /// Last edit.
+    pub last_edited: Timestamp,
+    /// Its published services, in id order.
+    pub services: Vec<ServiceIx>,
+    /// Its locations, in id order.
+    pub locations: Vec<LocationIx>,
+}
+
+/// A published service.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Service {
+    /// Identifier.
+    pub id: Uuid,
+    /// The organisation that runs it.
+    pub organisation: OrgIx,
+    /// Display name.
+    pub name: String,
+    /// Given or generated slug.
+    pub slug: String,
+    /// Free text, may hold CR LF.
+    pub description: String,
+    /// Web site, or empty.
+    pub url: String,
+    /// Telephone, or empty.
+    pub phone: String,
+    /// Email, or empty.
+    pub email: String,
+    /// Tagged categories, in input order.
+    pub categories: Vec<CategoryIx>,
+    /// Service areas, in input order.
+    pub service_areas: Vec<AreaIx>,
+    /// Locations, in input order.
+    pub locations: Vec<LocationIx>,
+    /// Last edit.
+    pub last_updated: Timestamp,
+}
+
+/// A place where services are delivered, owned by an organisation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Location {
+    /// Identifier.
+    pub id: Uuid,
+    /// Owner.
+    pub organisation: OrgIx,
+    /// Name, or empty.
+    pub name: String,
+    /// Description, or empty.
+    pub description: String,
+    /// Street address.
+    pub street_address: String,
+    /// Town or city.
+    pub locality: String,
+    /// Region, or empty.
+    pub region: String,
+    /// State, or empty.
+    pub state: String,
+    /// Postcode as given.
+    pub postal_code: String,
+    /// Two-letter country code.
+    pub country: String,
+    /// Where it is.
+    pub point: Point,
+}
+
+impl Location {
+    /// Name, street address, locality, postal code and state: the non-empty ones, joined
+    /// by `", "` (input-format.md; derived, never read).
+    pub fn formatted_address(&self) -> String {
+        [
+            &self.name,
+            &self.street_address,
+            &self.locality,
+            &self.postal_code,
+            &self.state,
+        ]
+        .iter()
+        .filter(|part| !part.is_empty())
+        .map(|part| part.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+    }
+}
+
+/// One entry of the fixed list of service areas.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceArea {
+    /// Area code.
+    pub code: String,
+    /// Kind of area.
+    pub kind: AreaKind,
+    /// Display name.
+    pub name: String,
+}
+
+/// Kinds of service area, in the order of their numeric v3 codes `0`..`4`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AreaKind {
+    /// `0`.
+    Country,
+    /// `1`.
+    Region,
+    /// `2`.
+    LocalAuthority,
+    /// `3`.
+    HealthBoard,
+    /// `4`.
+    IntegrationAuthority,
+}
+
+impl AreaKind {
+    /// Every kind, in numeric-code order.
+    pub const ALL: [AreaKind; 5] = [
+        AreaKind::Country,
+        AreaKind::Region,
+        AreaKind::LocalAuthority,
+        AreaKind::HealthBoard,
+        AreaKind::IntegrationAuthority,
+    ];
+
+    /// The name used in v4 lists and search results.
+    pub fn name(self) -> &'static str {
+        match self {
+            AreaKind::Country => "Country",
+            AreaKind::Region => "Region",
+            AreaKind::LocalAuthority => "Local Authority",
+            AreaKind::HealthBoard => "Health Board",
+            AreaKind::IntegrationAuthority => "Integration Authority (HSCP)",
+        }
+    }
+
+    /// The numeric string used in v3 and in single-resource responses.
+    pub fn numeric(self) -> &'static str {
+        match self {
+            AreaKind::Country => "0",
+            AreaKind::Region => "1",
+            AreaKind::LocalAuthority => "2",
+            AreaKind::HealthBoard => "3",
+            AreaKind::IntegrationAuthority => "4",
+        }
+    }
+
+    /// Parses the name form.
+    pub fn from_name(name: &str) -> Option<AreaKind> {
+        AreaKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
+    /// Country and Region areas make a service "national" (behaviour.md, Search 6).
+    pub fn is_national(self) -> bool {
+        matches!(self, AreaKind::Country | AreaKind::Region)
+    }
+}
+
+impl Directory {
+    /// The organisation that runs `service`.
+    pub fn organisation_of(&self, service: &Service) -> &Organisation {
+        &self.organisations[service.organisation as usize]
+    }
+
+    /// Finds a service by its id.
+    pub fn service_by_id(&self, id: &Uuid) -> Option<&Service> {
+        self.services
+            .binary_search_by(|s| s.id.cmp(id))
+            .ok()
+            .map(|ix| &self.services[ix])
+    }
+}

@@ -1,0 +1,3 @@
+//! Rendering: model → response bytes (JSON and HTML), in parallel.
+
+pub mod html;
