@@ -3,9 +3,13 @@
 //! Data flows load → validate → model → render → write for the static files
 //! (`svcdir build`), and index → query → respond for search (`svcdir-search`).
 
+pub mod build;
 pub mod cli;
+pub mod config;
 pub mod input;
 pub mod model;
 pub mod render;
 pub mod sample;
+pub mod validate;
 pub mod views;
+pub mod write;

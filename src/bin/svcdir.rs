@@ -1,39 +1,128 @@
-//! `svcdir`: the static API generator. Parses arguments and calls the library.
+//! `svcdir`: the static API generator. Parses arguments, calls the library, reports.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use clap::Parser;
-use svcdir::cli::{Command, SvcdirCli};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use svcdir::build::{BuildError, Progress};
+use svcdir::cli::{BuildArgs, Command, SampleArgs, SvcdirCli, ValidateArgs};
+use svcdir::config::BuildConfig;
+
+/// Exit codes: 0 success, 1 bad data or a failed run, 2 bad usage (clap's own).
+const EXIT_FAILURE: u8 = 1;
+const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = SvcdirCli::parse();
-    let result = match cli.command {
+    match cli.command {
+        Command::Build(args) => build(args),
+        Command::Validate(args) => validate(args),
         Command::Sample(args) => sample(args),
-        Command::Build(_) | Command::Validate(_) => Err(anyhow::anyhow!("not yet built")),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    }
+}
+
+fn build(args: BuildArgs) -> ExitCode {
+    let cfg = match BuildConfig::from_args(&args) {
+        Ok(cfg) => cfg,
         Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::from(1)
+            eprintln!("error: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let bar = progress_bar(args.quiet);
+    let on_progress = |event: Progress| {
+        let bar = bar.lock().expect("progress bar lock");
+        match event {
+            Progress::Stage(stage) => bar.set_message(stage),
+            Progress::Jobs(n) => bar.set_length(n as u64),
+            Progress::JobDone => bar.inc(1),
+        }
+    };
+    let result = svcdir::build::build(&cfg, &on_progress);
+    bar.lock().expect("progress bar lock").finish_and_clear();
+    match result {
+        Ok(summary) => {
+            if !args.quiet {
+                println!(
+                    "built {} from {} services and {} organisations: {} files, {:.1} MB, search index {:.1} MB ({} postcodes) in {:.2} s",
+                    cfg.output.display(),
+                    summary.services,
+                    summary.organisations,
+                    summary.files,
+                    summary.bytes as f64 / 1e6,
+                    summary.index_bytes as f64 / 1e6,
+                    summary.postcodes,
+                    summary.seconds
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            match &err {
+                BuildError::Data(_) => eprint!("error: {err}"),
+                _ => eprintln!("error: {err}"),
+            }
+            eprintln!("nothing was changed under {}", cfg.output.display());
+            ExitCode::from(EXIT_FAILURE)
         }
     }
 }
 
-fn sample(args: svcdir::cli::SampleArgs) -> anyhow::Result<()> {
-    let cfg = svcdir::sample::SampleConfig {
-        services: args.services,
-        seed: args.seed,
-        out: args.out,
+/// A bar on a terminal, nothing otherwise (CI logs get the one-line summary).
+fn progress_bar(quiet: bool) -> Mutex<ProgressBar> {
+    let bar = if quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
+    } else {
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} pages ({eta})")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar
     };
-    let summary = svcdir::sample::generate(&cfg)?;
-    println!(
-        "sample: {} organisations, {} locations, {} services, {} postcodes in {}",
-        summary.organisations,
-        summary.locations,
-        summary.services,
-        summary.postcodes,
-        cfg.out.display()
-    );
-    Ok(())
+    Mutex::new(bar)
+}
+
+fn validate(args: ValidateArgs) -> ExitCode {
+    match svcdir::validate::load_directory(&args.input) {
+        Ok(dir) => {
+            println!(
+                "{} is valid: {} published services, {} organisations, {} locations, {} live postcodes",
+                args.input.display(),
+                dir.services.len(),
+                dir.organisations.len(),
+                dir.locations.len(),
+                dir.postcodes.postcodes.len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(errors) => {
+            eprint!("error: {errors}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+fn sample(args: SampleArgs) -> ExitCode {
+    let cfg = svcdir::sample::SampleConfig { services: args.services, seed: args.seed, out: args.out };
+    match svcdir::sample::generate(&cfg) {
+        Ok(summary) => {
+            println!(
+                "sample: {} organisations, {} locations, {} services, {} postcodes in {}",
+                summary.organisations,
+                summary.locations,
+                summary.services,
+                summary.postcodes,
+                cfg.out.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
 }

@@ -1,1 +1,224 @@
+//! Loading: every file of the dataset directory into serde records, with located errors.
+//!
+//! This module reads and parses (input-format.md); it checks the shape of each line and
+//! field, not the rules between records (uniqueness, references, slugs), which belong to
+//! [`crate::validate`]. Every problem of a run is collected, not only the first.
+
+pub mod error;
+pub mod postcodes;
 pub mod records;
+
+use std::fs;
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+
+pub use error::{DataError, DataErrors};
+pub use postcodes::{AliasRow, PostcodeRow};
+use records::{CategoryRecord, LocationRecord, OrganisationRecord, ServiceAreaRecord, ServiceRecord};
+
+/// File names inside the dataset directory.
+pub mod files {
+    /// The category tree.
+    pub const CATEGORIES: &str = "categories.json";
+    /// The fixed list of service areas.
+    pub const SERVICE_AREAS: &str = "service_areas.json";
+    /// Organisations, one per line.
+    pub const ORGANISATIONS: &str = "organisations.jsonl";
+    /// Locations, one per line.
+    pub const LOCATIONS: &str = "locations.jsonl";
+    /// Services, one per line.
+    pub const SERVICES: &str = "services.jsonl";
+    /// Folder of NRS postcode extracts.
+    pub const POSTCODES: &str = "postcodes";
+    /// Optional extra area-code aliases.
+    pub const ALIASES: &str = "area_code_aliases.csv";
+}
+
+/// A record and the line it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line<T> {
+    /// 1-based line number.
+    pub line: usize,
+    /// The parsed record.
+    pub record: T,
+}
+
+/// Everything read from a dataset directory, parsed but not yet cross-checked.
+#[derive(Debug, Clone, Default)]
+pub struct Dataset {
+    /// `categories.json`.
+    pub categories: Vec<CategoryRecord>,
+    /// `service_areas.json`.
+    pub service_areas: Vec<ServiceAreaRecord>,
+    /// `organisations.jsonl`.
+    pub organisations: Vec<Line<OrganisationRecord>>,
+    /// `locations.jsonl`.
+    pub locations: Vec<Line<LocationRecord>>,
+    /// `services.jsonl`.
+    pub services: Vec<Line<ServiceRecord>>,
+    /// Live postcodes of every `postcodes/*.csv`, file by file in name order.
+    pub postcodes: Vec<PostcodeRow>,
+    /// Rows of `area_code_aliases.csv`, when present.
+    pub aliases: Vec<AliasRow>,
+}
+
+/// Reads every file of the dataset directory `dir`.
+pub fn load(dir: &Path) -> Result<Dataset, DataErrors> {
+    let mut errors = DataErrors::default();
+    if !dir.is_dir() {
+        errors.push(DataError::file(dir.display().to_string(), "is not a directory"));
+        return Err(errors);
+    }
+    let mut dataset = Dataset {
+        categories: read_json(dir, files::CATEGORIES, &mut errors).unwrap_or_default(),
+        service_areas: read_json(dir, files::SERVICE_AREAS, &mut errors).unwrap_or_default(),
+        organisations: read_jsonl(dir, files::ORGANISATIONS, &mut errors),
+        locations: read_jsonl(dir, files::LOCATIONS, &mut errors),
+        services: read_jsonl(dir, files::SERVICES, &mut errors),
+        ..Dataset::default()
+    };
+    check_extensions(files::ORGANISATIONS, &dataset.organisations, |r| &r.extra, &mut errors);
+    check_extensions(files::LOCATIONS, &dataset.locations, |r| &r.extra, &mut errors);
+    check_extensions(files::SERVICES, &dataset.services, |r| &r.extra, &mut errors);
+    dataset.postcodes = postcodes::read_postcode_dir(&dir.join(files::POSTCODES), &mut errors);
+    let aliases = dir.join(files::ALIASES);
+    if aliases.exists() {
+        dataset.aliases = postcodes::read_aliases(&aliases, &mut errors);
+    }
+    // `x_` fields are kept out of every output: drop them as soon as they are checked.
+    for line in &mut dataset.organisations {
+        line.record.extra.clear();
+    }
+    for line in &mut dataset.locations {
+        line.record.extra.clear();
+    }
+    for line in &mut dataset.services {
+        line.record.extra.clear();
+    }
+    errors.into_result(dataset)
+}
+
+fn read_text(dir: &Path, name: &str, errors: &mut DataErrors) -> Option<String> {
+    match fs::read_to_string(dir.join(name)) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            errors.push(DataError::file(name, "required file is missing"));
+            None
+        }
+        Err(err) => {
+            errors.push(DataError::file(name, format!("cannot be read: {err}")));
+            None
+        }
+    }
+}
+
+fn read_json<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErrors) -> Option<T> {
+    let text = read_text(dir, name, errors)?;
+    let value: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(value) => value,
+        Err(err) => {
+            errors.push(DataError {
+                line: Some(err.line()),
+                ..DataError::file(name, format!("not valid JSON: {err}"))
+            });
+            return None;
+        }
+    };
+    match serde_path_to_error::deserialize(&value) {
+        Ok(parsed) => Some(parsed),
+        Err(err) => {
+            errors.push(parse_error(name, None, &err, None));
+            None
+        }
+    }
+}
+
+fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErrors) -> Vec<Line<T>> {
+    let Some(text) = read_text(dir, name, errors) else {
+        return Vec::new();
+    };
+    let mut records = Vec::new();
+    for (ix, raw) in text.lines().enumerate() {
+        let line = ix + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        // Parse to a value first, so a field error can quote the value that caused it.
+        let value: serde_json::Value = match serde_json::from_str(raw) {
+            Ok(value) => value,
+            Err(err) => {
+                errors.push(DataError {
+                    file: name.to_owned(),
+                    line: Some(line),
+                    field: None,
+                    value: None,
+                    message: format!("not valid JSON: {err}"),
+                });
+                continue;
+            }
+        };
+        if !value.is_object() {
+            errors.push(DataError::file(name, "each line must be a JSON object").with_line(line));
+            continue;
+        }
+        match serde_path_to_error::deserialize(&value) {
+            Ok(record) => records.push(Line { line, record }),
+            Err(err) => errors.push(parse_error(name, Some(line), &err, Some(&value))),
+        }
+    }
+    records
+}
+
+impl DataError {
+    fn with_line(mut self, line: usize) -> DataError {
+        self.line = Some(line);
+        self
+    }
+}
+
+fn parse_error<E: std::fmt::Display>(
+    name: &str,
+    line: Option<usize>,
+    err: &serde_path_to_error::Error<E>,
+    value: Option<&serde_json::Value>,
+) -> DataError {
+    let inner = err.inner().to_string();
+    // serde reports a missing field at the parent: name the field itself.
+    let missing = inner
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next())
+        .map(str::to_owned);
+    let path = err.path().to_string();
+    let field = missing.or_else(|| (path != ".").then_some(path.clone()));
+    let quoted = value
+        .and_then(|v| v.get(path.split(['.', '[']).next().unwrap_or("")))
+        .map(|v| v.to_string());
+    // serde_json appends " at line L column C" for documents; the line is ours already.
+    let message = match inner.find(" at line ") {
+        Some(cut) if value.is_some() => inner[..cut].to_owned(),
+        _ => inner,
+    };
+    DataError { file: name.to_owned(), line, field, value: quoted, message }
+}
+
+fn check_extensions<T>(
+    name: &str,
+    lines: &[Line<T>],
+    extra: impl Fn(&T) -> &records::Extensions,
+    errors: &mut DataErrors,
+) {
+    for line in lines {
+        for (key, value) in extra(&line.record) {
+            if !key.starts_with("x_") {
+                errors.push(DataError::at(
+                    name,
+                    Some(line.line),
+                    key.clone(),
+                    value,
+                    "unknown field (extension fields must start with `x_`)",
+                ));
+            }
+        }
+    }
+}

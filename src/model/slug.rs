@@ -28,7 +28,7 @@ pub fn slug_problem(slug: &str) -> Option<&'static str> {
 /// The number depends on the id alone, so a record keeps its slug whatever else is added.
 /// `fallback` stands in for a name with no letters or digits at all.
 pub fn generate_slug(name: &str, id: &Uuid, fallback: &str) -> String {
-    let suffix = u32::from_be_bytes(id.as_bytes()[..4].try_into().expect("4 bytes")).to_string();
+    let suffix = id_number(id).to_string();
     let folded = deunicode::deunicode(name).to_ascii_lowercase();
     let mut base = String::with_capacity(folded.len());
     for c in folded.chars() {
@@ -49,6 +49,16 @@ pub fn generate_slug(name: &str, id: &Uuid, fallback: &str) -> String {
     format!("{base}-{suffix}")
 }
 
+/// A number of up to 8 digits from every byte of the id (FNV-1a), so that ids sharing a
+/// prefix (time-ordered UUIDs, hand-made ones) still get different numbers.
+fn id_number(id: &Uuid) -> u64 {
+    let hash = id
+        .as_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3));
+    hash % 100_000_000
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,10 +68,10 @@ mod tests {
 
     #[test]
     fn generated_from_name_and_id() {
-        assert_eq!(generate_slug("Aberdeen Foodbank", &ID, "service"), "aberdeen-foodbank-255");
-        assert_eq!(generate_slug("Café Còmhla & Friends!", &ID, "service"), "cafe-comhla-friends-255");
-        assert_eq!(generate_slug("  --  ", &ID, "service"), "service-255");
-        assert_eq!(generate_slug("日本", &ID, "x"), "ri-ben-255");
+        assert_eq!(generate_slug("Aberdeen Foodbank", &ID, "service"), "aberdeen-foodbank-66824416");
+        assert_eq!(generate_slug("Café Còmhla & Friends!", &ID, "service"), "cafe-comhla-friends-66824416");
+        assert_eq!(generate_slug("  --  ", &ID, "service"), "service-66824416");
+        assert_eq!(generate_slug("日本", &ID, "x"), "ri-ben-66824416");
     }
 
     #[test]

@@ -1,4 +1,12 @@
-//! The HTML view of any response (placeholder: being written).
+//! The HTML view of any response: the request, the response headers and the body shown
+//! readably (objects as definition lists, lists as lists, URLs as links, paging links).
+//!
+//! One template (`templates/page.html`, embedded in the binary) serves every endpoint,
+//! static or searched; minijinja's auto-escaping escapes every value.
+
+use std::sync::OnceLock;
+
+use minijinja::{context, Environment};
 
 /// Everything the HTML view of one response shows.
 #[derive(Debug, Clone)]
@@ -30,8 +38,83 @@ pub enum HtmlError {
     },
 }
 
+const PAGE: &str = "page.html";
+
+fn environment() -> &'static Environment<'static> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Environment::new();
+        env.add_template(PAGE, include_str!("../../templates/page.html"))
+            .expect("the embedded template parses (tested)");
+        env
+    })
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        500 => "Internal Server Error",
+        _ => "",
+    }
+}
+
 /// Renders the HTML view of one response.
 pub fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
-    let _ = view;
-    todo!("html view")
+    let link = |key: &str| view.body.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+    let template = environment()
+        .get_template(PAGE)
+        .map_err(|source| HtmlError::Template { name: PAGE.to_owned(), source })?;
+    template
+        .render(context! {
+            title => &view.title,
+            request => &view.request,
+            status => view.status,
+            reason => reason(view.status),
+            headers => &view.headers,
+            body => minijinja::Value::from(minijinja::value::Serde(view.body)),
+            json_url => &view.json_url,
+            previous => link("previous"),
+            next => link("next"),
+        })
+        .map_err(|source| HtmlError::Template { name: PAGE.to_owned(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_every_value_and_links_urls() {
+        let body = serde_json::json!({
+            "data": {
+                "name": "<script>alert(1)</script>",
+                "url": "https://example.org/?a=1&b=\"2\"",
+                "evil": "javascript:alert(1)",
+                "list": [1, null, true, ""],
+                "empty": []
+            },
+            "next": "https://api.example.org/api/v4/import/?format=json&page=2",
+            "previous": null
+        });
+        let html = render_html(&HtmlView {
+            title: "A <b>title</b>".into(),
+            request: "/api/v4/services/x/?q=<i>".into(),
+            status: 200,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: &body,
+            json_url: "/api/v4/services/x/?format=json".into(),
+        })
+        .unwrap();
+        assert!(!html.contains("<script>alert"), "{html}");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"), "{html}");
+        assert!(html.contains("A &lt;b&gt;title&lt;&#x2f;b&gt;"));
+        assert!(html.contains("<a href=\"https:&#x2f;&#x2f;example.org&#x2f;?a=1&amp;b=&quot;2&quot;\">"));
+        assert!(!html.contains("href=\"javascript"));
+        assert!(html.contains("rel=\"next\""));
+        assert!(!html.contains("rel=\"prev\""));
+        assert!(html.contains("HTTP 200 OK"));
+    }
 }

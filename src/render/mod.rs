@@ -1,3 +1,259 @@
-//! Rendering: model → response bytes (JSON and HTML), in parallel.
+//! Rendering: the model → every static response, as (path, bytes) files.
+//!
+//! The work is cut into [`Job`]s (one resource each: a service under its id and slug, an
+//! organisation, an import page, a list); each job renders its JSON once and its HTML view,
+//! and gives the files it owns. Jobs are independent, so `build` runs them in parallel with
+//! rayon; every byte depends on the model and configuration only, never on timing.
 
 pub mod html;
+
+use serde::Serialize;
+
+use crate::model::{Directory, OrgIx, ServiceIx};
+use crate::views::v4::{self, Envelope, OrganisationView, PagedEnvelope, ServiceContext, ServiceView};
+use crate::views::{v3, Publication};
+use html::{render_html, HtmlError, HtmlView};
+
+/// Why a response could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// JSON serialisation failed.
+    #[error("cannot serialise {path}: {source}")]
+    Json {
+        /// The response's path.
+        path: String,
+        /// The cause.
+        source: serde_json::Error,
+    },
+    /// The HTML view failed.
+    #[error("cannot render the HTML view of {path}: {source}")]
+    Html {
+        /// The response's path.
+        path: String,
+        /// The cause.
+        source: HtmlError,
+    },
+}
+
+/// One file of the output: a path relative to the output directory, and its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputFile {
+    /// Relative path with `/` separators.
+    pub path: String,
+    /// Content.
+    pub bytes: Vec<u8>,
+}
+
+/// One unit of rendering work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    /// A service, under its id and its slug.
+    Service(ServiceIx),
+    /// An organisation, under its id and its slug.
+    Organisation(OrgIx),
+    /// Page `n` (from 1) of the import.
+    ImportPage(usize),
+    /// `/api/v4/categories/`.
+    CategoriesV4,
+    /// `/api/v4/service-areas/`.
+    ServiceAreasV4,
+    /// `/api/v3/categories/`.
+    CategoriesV3,
+    /// `/api/v3/service-areas/`.
+    ServiceAreasV3,
+    /// The 404 body, for the web server to send for any unknown path.
+    NotFound,
+}
+
+/// Where the static files live under the output directory. Each endpoint is a folder
+/// with `index.json` and `index.html`, so a static server maps `/x/` and `/x` alike.
+pub mod paths {
+    /// Endpoint folder of a service, by id or slug.
+    pub fn service(key: &str) -> String {
+        format!("api/v4/services/{key}")
+    }
+    /// Endpoint folder of an organisation, by id or slug.
+    pub fn organisation(key: &str) -> String {
+        format!("api/v4/organisations/{key}")
+    }
+    /// Endpoint folder of import page `n`; page 1 is also `api/v4/import`.
+    pub fn import_page(n: usize) -> String {
+        format!("api/v4/import/page/{n}")
+    }
+    /// The import's first page, as `/api/v4/import/` without query.
+    pub const IMPORT: &str = "api/v4/import";
+    /// v4 categories.
+    pub const CATEGORIES_V4: &str = "api/v4/categories";
+    /// v4 service areas.
+    pub const SERVICE_AREAS_V4: &str = "api/v4/service-areas";
+    /// v3 categories.
+    pub const CATEGORIES_V3: &str = "api/v3/categories";
+    /// v3 service areas.
+    pub const SERVICE_AREAS_V3: &str = "api/v3/service-areas";
+    /// Folder of error bodies (`404.json`, `404.html`).
+    pub const ERRORS: &str = "_errors";
+}
+
+/// Everything a job reads.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderContext<'a> {
+    /// The model.
+    pub dir: &'a Directory,
+    /// Origins, licence, attribution.
+    pub publication: &'a Publication,
+    /// Services per import page.
+    pub import_page_size: usize,
+}
+
+impl RenderContext<'_> {
+    /// Number of import pages (at least 1: an empty import is one empty page).
+    pub fn import_pages(&self) -> usize {
+        self.dir.services.len().div_ceil(self.import_page_size).max(1)
+    }
+
+    /// Every job of a full build, in a fixed order.
+    pub fn jobs(&self) -> Vec<Job> {
+        let mut jobs = vec![
+            Job::CategoriesV4,
+            Job::ServiceAreasV4,
+            Job::CategoriesV3,
+            Job::ServiceAreasV3,
+            Job::NotFound,
+        ];
+        jobs.extend((1..=self.import_pages()).map(Job::ImportPage));
+        jobs.extend((0..self.dir.organisations.len() as OrgIx).map(Job::Organisation));
+        jobs.extend((0..self.dir.services.len() as ServiceIx).map(Job::Service));
+        jobs
+    }
+
+    /// Renders one job's files.
+    pub fn render(&self, job: Job) -> Result<Vec<OutputFile>, RenderError> {
+        let dir = self.dir;
+        let publication = self.publication;
+        match job {
+            Job::Service(ix) => {
+                let service = &dir.services[ix as usize];
+                let view = ServiceView::new(dir, publication, service, ServiceContext::Single);
+                let body = Envelope { meta: publication.meta_full(), data: view };
+                let keys = [service.id.to_string(), service.slug.clone()];
+                endpoint_under_keys(&keys, paths::service, &service.name, &body)
+            }
+            Job::Organisation(ix) => {
+                let org = &dir.organisations[ix as usize];
+                let body = Envelope { meta: publication.meta_full(), data: OrganisationView::new(dir, publication, org) };
+                let keys = [org.id.to_string(), org.slug.clone()];
+                endpoint_under_keys(&keys, paths::organisation, &org.name, &body)
+            }
+            Job::ImportPage(n) => {
+                let body = self.import_page(n);
+                let title = format!("Import of all services, page {n}");
+                let mut files = endpoint(&paths::import_page(n), &format!("/api/v4/import/?format=json&page={n}"), &title, &body)?;
+                if n == 1 {
+                    files.extend(endpoint(paths::IMPORT, "/api/v4/import/", &title, &body)?);
+                }
+                Ok(files)
+            }
+            Job::CategoriesV4 => {
+                let body = Envelope { meta: publication.meta_none(), data: v4::category_tree(dir) };
+                endpoint(paths::CATEGORIES_V4, "/api/v4/categories/", "Categories", &body)
+            }
+            Job::ServiceAreasV4 => {
+                let body = Envelope { meta: publication.meta_areas(), data: v4::service_areas(dir) };
+                endpoint(paths::SERVICE_AREAS_V4, "/api/v4/service-areas/", "Service areas", &body)
+            }
+            Job::CategoriesV3 => endpoint(paths::CATEGORIES_V3, "/api/v3/categories/", "Categories (v3)", &v3::categories(dir)),
+            Job::ServiceAreasV3 => {
+                endpoint(paths::SERVICE_AREAS_V3, "/api/v3/service-areas/", "Service areas (v3)", &v3::service_areas(dir))
+            }
+            Job::NotFound => {
+                let body = serde_json::json!({ "detail": "Not found." });
+                let json = json_bytes(paths::ERRORS, &body)?;
+                let html = html_bytes(paths::ERRORS, "Not found", "/", 404, &body)?;
+                Ok(vec![
+                    OutputFile { path: format!("{}/404.json", paths::ERRORS), bytes: json },
+                    OutputFile { path: format!("{}/404.html", paths::ERRORS), bytes: html },
+                ])
+            }
+        }
+    }
+
+    /// Page `n` of the import: services in id order, list forms.
+    fn import_page(&self, n: usize) -> PagedEnvelope<'_, Vec<ServiceView<'_>>> {
+        let size = self.import_page_size;
+        let services = &self.dir.services;
+        let start = ((n - 1) * size).min(services.len());
+        let end = (start + size).min(services.len());
+        let page_url = |p: usize| format!("{}/api/v4/import/?format=json&page={p}", self.publication.base_url);
+        PagedEnvelope {
+            meta: self.publication.meta_full(),
+            count: services.len(),
+            next: (n < self.import_pages()).then(|| page_url(n + 1)),
+            previous: (n > 1).then(|| page_url(n - 1)),
+            data: services[start..end]
+                .iter()
+                .map(|s| ServiceView::new(self.dir, self.publication, s, ServiceContext::List))
+                .collect(),
+        }
+    }
+}
+
+/// The headers every JSON response carries (behaviour.md, Routing), shown in HTML views.
+pub fn json_headers() -> Vec<(String, String)> {
+    [
+        ("Allow", "GET, HEAD, OPTIONS"),
+        ("Content-Type", "application/json"),
+        ("Vary", "Accept"),
+        ("Access-Control-Allow-Origin", "*"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect()
+}
+
+fn json_bytes<T: Serialize>(path: &str, body: &T) -> Result<Vec<u8>, RenderError> {
+    serde_json::to_vec(body).map_err(|source| RenderError::Json { path: path.to_owned(), source })
+}
+
+fn html_bytes(path: &str, title: &str, request: &str, status: u16, body: &serde_json::Value) -> Result<Vec<u8>, RenderError> {
+    let (base, _) = request.split_once('?').unwrap_or((request, ""));
+    let view = HtmlView {
+        title: title.to_owned(),
+        request: request.to_owned(),
+        status,
+        headers: json_headers(),
+        body,
+        json_url: format!("{base}?format=json"),
+    };
+    render_html(&view)
+        .map(String::into_bytes)
+        .map_err(|source| RenderError::Html { path: path.to_owned(), source })
+}
+
+/// `index.json` and `index.html` of one endpoint folder.
+fn endpoint<T: Serialize>(folder: &str, request: &str, title: &str, body: &T) -> Result<Vec<OutputFile>, RenderError> {
+    let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder.to_owned(), source })?;
+    Ok(vec![
+        OutputFile { path: format!("{folder}/index.json"), bytes: json_bytes(folder, &value)? },
+        OutputFile { path: format!("{folder}/index.html"), bytes: html_bytes(folder, title, request, 200, &value)? },
+    ])
+}
+
+/// The same response under several keys (id and slug): byte-identical JSON, and an HTML
+/// view that shows the request as made.
+fn endpoint_under_keys<T: Serialize>(
+    keys: &[String],
+    folder_of: fn(&str) -> String,
+    title: &str,
+    body: &T,
+) -> Result<Vec<OutputFile>, RenderError> {
+    let mut files = Vec::with_capacity(keys.len() * 2);
+    let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder_of(&keys[0]), source })?;
+    let json = json_bytes(&folder_of(&keys[0]), &value)?;
+    for key in keys {
+        let folder = folder_of(key);
+        files.push(OutputFile { path: format!("{folder}/index.json"), bytes: json.clone() });
+        let html = html_bytes(&folder, title, &format!("/{folder}/"), 200, &value)?;
+        files.push(OutputFile { path: format!("{folder}/index.html"), bytes: html });
+    }
+    Ok(files)
+}

@@ -1,0 +1,529 @@
+//! The inverted text index behind `q`: words, stems, fuzzy terms (behaviour.md, Search 4).
+//!
+//! This module owns what a "word" is and when a query word matches a word of a service; it
+//! does not decide the postcode rule, filters or order (`search::run` does).
+//!
+//! # Words
+//! Text is folded to ASCII with `deunicode` (so `Còmhla` and `comhla` are the same word),
+//! lower-cased, and cut into runs of letters, digits and inner apostrophes (`women's` is one
+//! word; apostrophes at either end are dropped). The stem of a word is its English Snowball
+//! stem (rust-stemmers).
+//!
+//! # Matching
+//! A query word `u` may be `k` edits away, where `k` depends on the number of characters of
+//! `u` as typed (after folding): 3 or fewer → 0, 4 to 6 → 1, 7 or more → 2. An edit is an
+//! insertion, deletion or substitution of one character, or a swap of two adjacent ones
+//! (optimal string alignment distance, like the "fuzzy transpositions" of common search
+//! engines). `u` matches a service's word `w` when the distance between `u` and `w` is at most
+//! `k`, **or** the distance between their stems is at most `k`. So `walking` matches `walks`
+//! (same stem), `helth` matches `health` (one edit), and `cat` matches `cats` (same stem) but
+//! never `car`. Comparing both the raw words and the stems catches typos in endings
+//! (`walkng` vs `walking`) as well as typos next to a suffix the stemmer strips.
+//!
+//! # Layout
+//! The stored part ([`TextIndex`]) is a sorted dictionary of raw words, each with its stem's
+//! number and a posting list of `(service, fields)` sorted by service, plus the sorted stems.
+//! Length buckets for the fuzzy scans are rebuilt on load ([`TextLookup`]).
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Directory, ServiceIx};
+
+/// Field bit: the service's name (weight 2).
+pub const FIELD_NAME: u8 = 1;
+/// Field bit: the service's description (weight 1.5).
+pub const FIELD_DESCRIPTION: u8 = 2;
+/// Field bit: the name of a category the service is tagged with (weight 1).
+pub const FIELD_CATEGORY: u8 = 4;
+
+/// Relevance of one query word for a service, in half points: 2 for a name match, 1.5 for
+/// a description match, 1 for a category-name match, summed over the fields that match
+/// (behaviour.md, Search 4). Half points keep relevance an exact integer.
+pub fn field_weight_halves(fields: u8) -> u32 {
+    let mut w = 0;
+    if fields & FIELD_NAME != 0 {
+        w += 4;
+    }
+    if fields & FIELD_DESCRIPTION != 0 {
+        w += 3;
+    }
+    if fields & FIELD_CATEGORY != 0 {
+        w += 2;
+    }
+    w
+}
+
+static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+
+/// The English stem of a lower-case word.
+pub fn stem(word: &str) -> Cow<'_, str> {
+    STEMMER.stem(word)
+}
+
+/// The words of `text`, in order (see the module documentation), duplicates kept.
+pub fn words(text: &str) -> Vec<String> {
+    let folded = deunicode::deunicode(text);
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut flush = |current: &mut String| {
+        let trimmed = current.trim_matches('\'');
+        if !trimmed.is_empty() {
+            out.push(trimmed.to_owned());
+        }
+        current.clear();
+    };
+    for c in folded.chars() {
+        if c.is_ascii_alphanumeric() || c == '\'' {
+            current.push(c.to_ascii_lowercase());
+        } else {
+            flush(&mut current);
+        }
+    }
+    flush(&mut current);
+    out
+}
+
+/// The distinct words of a query, in the order first given.
+pub fn query_words(q: &str) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    words(q).into_iter().filter(|w| seen.insert(w.clone())).collect()
+}
+
+/// How many edits a query word of `chars` characters may be away (behaviour.md, Search 4).
+pub fn allowance(chars: usize) -> usize {
+    match chars {
+        0..=3 => 0,
+        4..=6 => 1,
+        _ => 2,
+    }
+}
+
+/// Whether the optimal-string-alignment distance between `a` and `b` is at most `k`.
+/// Allocation-free for words up to 63 bytes; longer words fall back to `strsim`.
+pub fn osa_within(a: &[u8], b: &[u8], k: usize) -> bool {
+    if a.len().abs_diff(b.len()) > k {
+        return false;
+    }
+    if k == 0 {
+        return a == b;
+    }
+    const MAX: usize = 63;
+    if a.len() > MAX || b.len() > MAX {
+        return match (std::str::from_utf8(a), std::str::from_utf8(b)) {
+            (Ok(a), Ok(b)) => strsim::osa_distance(a, b) <= k,
+            _ => false,
+        };
+    }
+    let n = b.len();
+    let mut two_back = [0usize; MAX + 1];
+    let mut prev = [0usize; MAX + 1];
+    let mut cur = [0usize; MAX + 1];
+    for (j, slot) in prev.iter_mut().enumerate().take(n + 1) {
+        *slot = j;
+    }
+    for i in 1..=a.len() {
+        cur[0] = i;
+        let mut row_min = cur[0];
+        for j in 1..=n {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(two_back[j - 2] + 1);
+            }
+            cur[j] = d;
+            row_min = row_min.min(d);
+        }
+        // Every later cell is at least the minimum of this row or the one before it
+        // (a swap reaches two rows back), so stop once both exceed k.
+        if row_min > k && prev[..=n].iter().min().is_some_and(|&m| m > k) {
+            return false;
+        }
+        std::mem::swap(&mut two_back, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[n] <= k
+}
+
+/// Many strings in one buffer: compact to store and quick to load.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Strings {
+    bytes: String,
+    ends: Vec<u32>,
+}
+
+impl Strings {
+    fn push(&mut self, s: &str) {
+        self.bytes.push_str(s);
+        self.ends.push(self.bytes.len() as u32);
+    }
+
+    /// Number of strings.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The `i`-th string ("" when out of range; [`Strings::check`] rules that out on load).
+    pub fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends.get(i - 1).copied().unwrap_or(0) as usize };
+        let end = self.ends.get(i).copied().unwrap_or(0) as usize;
+        self.bytes.get(start..end).unwrap_or("")
+    }
+
+    /// Binary search in a sorted list.
+    fn find(&self, s: &str) -> Option<usize> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.get(mid).cmp(s) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let mut start = 0usize;
+        for &end in &self.ends {
+            let end = end as usize;
+            if end < start || self.bytes.get(start..end).is_none() {
+                return Err("string table offsets out of order".into());
+            }
+            start = end;
+        }
+        if start != self.bytes.len() {
+            return Err("string table has trailing bytes".into());
+        }
+        Ok(())
+    }
+}
+
+/// The stored inverted index: every distinct word of every service's name, description and
+/// category names.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextIndex {
+    /// Distinct words, sorted.
+    terms: Strings,
+    /// For each word, the number of its stem in `stems`.
+    term_stem: Vec<u32>,
+    /// Distinct stems, sorted.
+    stems: Strings,
+    /// Posting list of word `t`: `post_service[post_start[t]..post_start[t + 1]]`.
+    post_start: Vec<u32>,
+    /// Services, ascending within each list.
+    post_service: Vec<ServiceIx>,
+    /// Field bits ([`FIELD_NAME`], ...) of the word in that service.
+    post_fields: Vec<u8>,
+}
+
+impl TextIndex {
+    /// Indexes every service of `dir`.
+    pub fn build(dir: &Directory) -> TextIndex {
+        use std::collections::HashMap;
+        let mut postings: HashMap<String, Vec<(ServiceIx, u8)>> = HashMap::new();
+        let mut per_service: Vec<(String, u8)> = Vec::new();
+        for (ix, service) in dir.services.iter().enumerate() {
+            per_service.clear();
+            per_service.extend(words(&service.name).into_iter().map(|w| (w, FIELD_NAME)));
+            per_service.extend(words(&service.description).into_iter().map(|w| (w, FIELD_DESCRIPTION)));
+            for &cat in &service.categories {
+                if let Some(node) = dir.categories.nodes.get(cat as usize) {
+                    per_service.extend(words(&node.name).into_iter().map(|w| (w, FIELD_CATEGORY)));
+                }
+            }
+            per_service.sort_unstable();
+            let mut i = 0;
+            while i < per_service.len() {
+                let mut fields = per_service[i].1;
+                let mut j = i + 1;
+                while j < per_service.len() && per_service[j].0 == per_service[i].0 {
+                    fields |= per_service[j].1;
+                    j += 1;
+                }
+                let word = std::mem::take(&mut per_service[i].0);
+                postings.entry(word).or_default().push((ix as ServiceIx, fields));
+                i = j;
+            }
+        }
+        let mut sorted: Vec<(String, Vec<(ServiceIx, u8)>)> = postings.into_iter().collect();
+        sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+
+        let term_stems: Vec<String> = sorted.iter().map(|(w, _)| stem(w).into_owned()).collect();
+        let mut stem_list: Vec<&str> = term_stems.iter().map(String::as_str).collect();
+        stem_list.sort_unstable();
+        stem_list.dedup();
+        let mut stems = Strings::default();
+        for s in &stem_list {
+            stems.push(s);
+        }
+
+        let mut index = TextIndex { stems, ..TextIndex::default() };
+        index.post_start.push(0);
+        for ((word, list), word_stem) in sorted.iter().zip(&term_stems) {
+            index.terms.push(word);
+            let stem_no = stem_list.binary_search(&word_stem.as_str()).unwrap_or(0);
+            index.term_stem.push(stem_no as u32);
+            for &(service, fields) in list {
+                index.post_service.push(service);
+                index.post_fields.push(fields);
+            }
+            index.post_start.push(index.post_service.len() as u32);
+        }
+        index
+    }
+
+    /// Number of distinct words.
+    pub fn term_count(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// Number of postings (service, word) pairs.
+    pub fn posting_count(&self) -> usize {
+        self.post_service.len()
+    }
+
+    /// Checks the invariants lookups rely on, so that a damaged file cannot cause a panic
+    /// while answering a request. `services` is the number of services of the directory.
+    pub(crate) fn check(&self, services: usize) -> Result<(), String> {
+        self.terms.check()?;
+        self.stems.check()?;
+        let terms = self.terms.len();
+        if self.term_stem.len() != terms || self.post_start.len() != terms + 1 {
+            return Err("text index tables differ in length".into());
+        }
+        if self.term_stem.iter().any(|&s| s as usize >= self.stems.len()) {
+            return Err("text index names a stem that does not exist".into());
+        }
+        if self.post_fields.len() != self.post_service.len()
+            || self.post_start.first() != Some(&0)
+            || self.post_start.last().map(|&l| l as usize) != Some(self.post_service.len())
+            || self.post_start.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err("text index posting offsets are inconsistent".into());
+        }
+        for t in 0..terms {
+            let list = &self.post_service[self.post_start[t] as usize..self.post_start[t + 1] as usize];
+            if list.windows(2).any(|w| w[0] >= w[1]) || list.last().is_some_and(|&s| s as usize >= services) {
+                return Err("text index posting list out of order or out of range".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A [`TextIndex`] with the lookup tables rebuilt on load: stem → words, and words and
+/// stems bucketed by length for the fuzzy scans.
+#[derive(Debug, Clone, Default)]
+pub struct TextLookup {
+    stored: TextIndex,
+    /// Words of stem `s`: `stem_term[stem_term_start[s]..stem_term_start[s + 1]]`.
+    stem_term_start: Vec<u32>,
+    stem_term: Vec<u32>,
+    terms_by_len: LengthBuckets,
+    stems_by_len: LengthBuckets,
+}
+
+/// String numbers grouped by byte length: those of length `l` are
+/// `ids[start[l]..start[l + 1]]`.
+#[derive(Debug, Clone, Default)]
+struct LengthBuckets {
+    start: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+impl LengthBuckets {
+    fn build(strings: &Strings) -> LengthBuckets {
+        let max = (0..strings.len()).map(|i| strings.get(i).len()).max().unwrap_or(0);
+        let mut counts = vec![0u32; max + 2];
+        for i in 0..strings.len() {
+            counts[strings.get(i).len() + 1] += 1;
+        }
+        for l in 1..counts.len() {
+            counts[l] += counts[l - 1];
+        }
+        let mut fill = counts.clone();
+        let mut ids = vec![0u32; strings.len()];
+        for i in 0..strings.len() {
+            let l = strings.get(i).len();
+            ids[fill[l] as usize] = i as u32;
+            fill[l] += 1;
+        }
+        LengthBuckets { start: counts, ids }
+    }
+
+    /// Ids of strings whose length is within `k` of `len`.
+    fn around(&self, len: usize, k: usize) -> &[u32] {
+        let last = self.start.len().saturating_sub(2);
+        let lo = len.saturating_sub(k).min(last + 1);
+        let hi = (len + k).min(last);
+        if lo > hi {
+            return &[];
+        }
+        &self.ids[self.start[lo] as usize..self.start[hi + 1] as usize]
+    }
+}
+
+impl TextLookup {
+    /// Rebuilds the lookup tables of a checked index.
+    pub fn new(stored: TextIndex) -> TextLookup {
+        let mut counts = vec![0u32; stored.stems.len() + 1];
+        for &s in &stored.term_stem {
+            counts[s as usize + 1] += 1;
+        }
+        for i in 1..counts.len() {
+            counts[i] += counts[i - 1];
+        }
+        let mut fill = counts.clone();
+        let mut stem_term = vec![0u32; stored.term_stem.len()];
+        for (t, &s) in stored.term_stem.iter().enumerate() {
+            stem_term[fill[s as usize] as usize] = t as u32;
+            fill[s as usize] += 1;
+        }
+        TextLookup {
+            terms_by_len: LengthBuckets::build(&stored.terms),
+            stems_by_len: LengthBuckets::build(&stored.stems),
+            stem_term_start: counts,
+            stem_term,
+            stored,
+        }
+    }
+
+    /// The stored part, for writing.
+    pub fn stored(&self) -> &TextIndex {
+        &self.stored
+    }
+
+    fn terms_of_stem(&self, s: usize) -> &[u32] {
+        &self.stem_term[self.stem_term_start[s] as usize..self.stem_term_start[s + 1] as usize]
+    }
+
+    /// Numbers of the indexed words that the query word `word` (one item of [`words`])
+    /// matches, ascending.
+    pub fn matching_terms(&self, word: &str) -> Vec<u32> {
+        let k = allowance(word.chars().count());
+        let word_stem = stem(word);
+        let mut found = Vec::new();
+        if k == 0 {
+            found.extend(self.stored.terms.find(word).map(|t| t as u32));
+            if let Some(s) = self.stored.stems.find(&word_stem) {
+                found.extend_from_slice(self.terms_of_stem(s));
+            }
+        } else {
+            for &t in self.terms_by_len.around(word.len(), k) {
+                if osa_within(word.as_bytes(), self.stored.terms.get(t as usize).as_bytes(), k) {
+                    found.push(t);
+                }
+            }
+            for &s in self.stems_by_len.around(word_stem.len(), k) {
+                if osa_within(word_stem.as_bytes(), self.stored.stems.get(s as usize).as_bytes(), k) {
+                    found.extend_from_slice(self.terms_of_stem(s as usize));
+                }
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    /// Services where `word` matches, ascending, each with the fields it matches in.
+    pub fn lookup(&self, word: &str) -> Vec<(ServiceIx, u8)> {
+        let terms = self.matching_terms(word);
+        let mut out: Vec<(ServiceIx, u8)> = Vec::new();
+        for &t in &terms {
+            let range = self.stored.post_start[t as usize] as usize..self.stored.post_start[t as usize + 1] as usize;
+            out.extend(
+                self.stored.post_service[range.clone()]
+                    .iter()
+                    .copied()
+                    .zip(self.stored.post_fields[range].iter().copied()),
+            );
+        }
+        if terms.len() > 1 {
+            out.sort_unstable_by_key(|&(service, _)| service);
+            out.dedup_by(|later, kept| {
+                if later.0 == kept.0 {
+                    kept.1 |= later.1;
+                    true
+                } else {
+                    false
+                }
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn words_fold_and_split() {
+        assert_eq!(words("Café Còmhla: Women's  WALKING-group!"), ["cafe", "comhla", "women's", "walking", "group"]);
+        assert_eq!(words("'quoted' 24/7 -- ''"), ["quoted", "24", "7"]);
+        assert_eq!(query_words("food Food bank food"), ["food", "bank"]);
+        assert!(words("  ...  ").is_empty());
+    }
+
+    #[test]
+    fn allowances() {
+        assert_eq!([1, 3, 4, 6, 7, 12].map(allowance), [0, 0, 1, 1, 2, 2]);
+    }
+
+    #[test]
+    fn stems_used_by_tests() {
+        assert_eq!(stem("walks"), "walk");
+        assert_eq!(stem("walking"), "walk");
+        assert_eq!(stem("women's"), "women");
+        assert_eq!(stem("counselling"), "counsel");
+    }
+
+    #[test]
+    fn bounded_osa() {
+        assert!(osa_within(b"health", b"helth", 1));
+        assert!(osa_within(b"walks", b"wlaks", 1), "a swap is one edit");
+        assert!(!osa_within(b"walks", b"wlkas", 1));
+        assert!(osa_within(b"befriending", b"befreindng", 2));
+        assert!(!osa_within(b"cat", b"car", 0));
+        assert!(osa_within(b"", b"ab", 2));
+        assert!(!osa_within(b"", b"abc", 2));
+    }
+
+    proptest! {
+        #[test]
+        fn bounded_osa_agrees_with_strsim(a in "[a-e]{0,12}", b in "[a-e]{0,12}", k in 0usize..4) {
+            prop_assert_eq!(osa_within(a.as_bytes(), b.as_bytes(), k), strsim::osa_distance(&a, &b) <= k);
+        }
+
+        #[test]
+        fn long_words_agree_with_strsim(a in "[ab]{60,70}", b in "[ab]{60,70}") {
+            prop_assert_eq!(osa_within(a.as_bytes(), b.as_bytes(), 2), strsim::osa_distance(&a, &b) <= 2);
+        }
+    }
+
+    #[test]
+    fn length_buckets_cover_every_nearby_length() {
+        let mut s = Strings::default();
+        for w in ["a", "bb", "cc", "dddd", "eeeeeee"] {
+            s.push(w);
+        }
+        let b = LengthBuckets::build(&s);
+        let mut ids = b.around(3, 1).to_vec();
+        ids.sort_unstable();
+        assert_eq!(ids, [1, 2, 3]);
+        assert_eq!(b.around(9, 2).to_vec(), [4]);
+        assert!(b.around(20, 2).is_empty());
+        assert_eq!(b.around(0, 0).len(), 0);
+    }
+}

@@ -1,0 +1,5 @@
+//! Integration tests: the real binaries on real files.
+
+mod common;
+
+mod build;
