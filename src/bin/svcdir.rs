@@ -107,7 +107,11 @@ fn validate(args: ValidateArgs) -> ExitCode {
 }
 
 fn sample(args: SampleArgs) -> ExitCode {
-    let cfg = svcdir::sample::SampleConfig { services: args.services, seed: args.seed, out: args.out };
+    let cfg = svcdir::sample::SampleConfig {
+        services: args.services,
+        seed: args.seed,
+        out: args.out,
+    };
     match svcdir::sample::generate(&cfg) {
         Ok(summary) => {
             println!(

@@ -102,12 +102,8 @@ pub fn load(dir: &Path) -> Result<Dataset, DataErrors> {
 fn read_text(dir: &Path, name: &str, errors: &mut DataErrors) -> Option<String> {
     match fs::read_to_string(dir.join(name)) {
         Ok(text) => Some(text),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            errors.push(DataError::file(name, "required file is missing"));
-            None
-        }
         Err(err) => {
-            errors.push(DataError::file(name, format!("cannot be read: {err}")));
+            missing_or_unreadable(name, &err, errors);
             None
         }
     }
@@ -115,7 +111,7 @@ fn read_text(dir: &Path, name: &str, errors: &mut DataErrors) -> Option<String> 
 
 fn read_json<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErrors) -> Option<T> {
     let text = read_text(dir, name, errors)?;
-    let value: serde_json::Value = match serde_json::from_str(&text) {
+    let value: serde_json::Value = match serde_json::from_str(text.trim_start_matches('\u{feff}')) {
         Ok(value) => value,
         Err(err) => {
             errors.push(DataError {
@@ -135,26 +131,42 @@ fn read_json<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataError
 }
 
 fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErrors) -> Vec<Line<T>> {
-    let Some(text) = read_text(dir, name, errors) else {
-        return Vec::new();
+    use std::io::BufRead;
+    let path = dir.join(name);
+    let file = match fs::File::open(&path) {
+        Ok(file) => file,
+        Err(err) => {
+            missing_or_unreadable(name, &err, errors);
+            return Vec::new();
+        }
     };
     let mut records = Vec::new();
-    for (ix, raw) in text.lines().enumerate() {
+    // Streamed line by line: a million-service file is never held whole in memory.
+    for (ix, raw) in std::io::BufReader::with_capacity(1 << 20, file).lines().enumerate() {
         let line = ix + 1;
+        let raw = match raw {
+            Ok(raw) => raw,
+            Err(err) => {
+                errors.push(DataError::file(name, format!("cannot be read: {err}")).with_line(line));
+                break;
+            }
+        };
+        // Editors on some systems start files with a byte-order mark.
+        let raw = if line == 1 { raw.trim_start_matches('\u{feff}') } else { raw.as_str() };
         if raw.trim().is_empty() {
             continue;
         }
-        // Parse to a value first, so a field error can quote the value that caused it.
+        // Fast path: straight into the record. Only a failing line is parsed again as a
+        // value, to tell a syntax error from a field error and quote the field's value.
+        if let Ok(record) = serde_json::from_str(raw) {
+            records.push(Line { line, record });
+            continue;
+        }
         let value: serde_json::Value = match serde_json::from_str(raw) {
             Ok(value) => value,
             Err(err) => {
-                errors.push(DataError {
-                    file: name.to_owned(),
-                    line: Some(line),
-                    field: None,
-                    value: None,
-                    message: format!("not valid JSON: {err}"),
-                });
+                let message = format!("not valid JSON: {err}");
+                errors.push(DataError::file(name, message).with_line(line));
                 continue;
             }
         };
@@ -168,6 +180,14 @@ fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErro
         }
     }
     records
+}
+
+fn missing_or_unreadable(name: &str, err: &std::io::Error, errors: &mut DataErrors) {
+    if err.kind() == std::io::ErrorKind::NotFound {
+        errors.push(DataError::file(name, "required file is missing"));
+    } else {
+        errors.push(DataError::file(name, format!("cannot be read: {err}")));
+    }
 }
 
 impl DataError {
@@ -199,7 +219,13 @@ fn parse_error<E: std::fmt::Display>(
         Some(cut) if value.is_some() => inner[..cut].to_owned(),
         _ => inner,
     };
-    DataError { file: name.to_owned(), line, field, value: quoted, message }
+    DataError {
+        file: name.to_owned(),
+        line,
+        field,
+        value: quoted,
+        message,
+    }
 }
 
 fn check_extensions<T>(

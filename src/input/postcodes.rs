@@ -89,7 +89,10 @@ pub fn read_postcode_dir(dir: &Path, errors: &mut DataErrors) -> Vec<PostcodeRow
         .collect();
     paths.sort();
     if paths.is_empty() {
-        errors.push(DataError::file(super::files::POSTCODES, "holds no .csv file (at least one is required)"));
+        errors.push(DataError::file(
+            super::files::POSTCODES,
+            "holds no .csv file (at least one is required)",
+        ));
     }
     let mut rows = Vec::new();
     for path in paths {
@@ -105,7 +108,11 @@ pub fn read_postcode_dir(dir: &Path, errors: &mut DataErrors) -> Vec<PostcodeRow
 
 /// Reads one NRS extract, with or without header, keeping live postcodes.
 pub fn read_postcode_file(path: &Path, name: &str, errors: &mut DataErrors) -> Vec<PostcodeRow> {
-    let mut reader = match csv::ReaderBuilder::new().has_headers(false).flexible(true).from_path(path) {
+    let mut reader = match csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_path(path)
+    {
         Ok(reader) => reader,
         Err(err) => {
             errors.push(DataError::file(name, format!("cannot be read: {err}")));
@@ -119,7 +126,10 @@ pub fn read_postcode_file(path: &Path, name: &str, errors: &mut DataErrors) -> V
             Ok(record) => record,
             Err(err) => {
                 let line = err.position().map(|p| p.line() as usize);
-                errors.push(DataError { line, ..DataError::file(name, format!("not valid CSV: {err}")) });
+                errors.push(DataError {
+                    line,
+                    ..DataError::file(name, format!("not valid CSV: {err}"))
+                });
                 continue;
             }
         };
@@ -141,7 +151,10 @@ pub fn read_postcode_file(path: &Path, name: &str, errors: &mut DataErrors) -> V
                         found
                     }
                     Err(message) => {
-                        errors.push(DataError { line: Some(line), ..DataError::file(name, message) });
+                        errors.push(DataError {
+                            line: Some(line),
+                            ..DataError::file(name, message)
+                        });
                         return rows;
                     }
                 }
@@ -216,7 +229,13 @@ fn parse_row(
     let field = |ix: usize, what: &str, errors: &mut DataErrors| match record.get(ix) {
         Some(value) => Some(value.trim().to_owned()),
         None => {
-            errors.push(DataError::at(name, Some(line), what, "", format!("row has no column {}", ix + 1)));
+            errors.push(DataError::at(
+                name,
+                Some(line),
+                what,
+                "",
+                format!("row has no column {}", ix + 1),
+            ));
             None
         }
     };
@@ -266,7 +285,11 @@ fn parse_row(
 /// Reads `area_code_aliases.csv`: `from_code,to_code` lines, an optional header.
 pub fn read_aliases(path: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
     let name = super::files::ALIASES;
-    let mut reader = match csv::ReaderBuilder::new().has_headers(false).flexible(true).from_path(path) {
+    let mut reader = match csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_path(path)
+    {
         Ok(reader) => reader,
         Err(err) => {
             errors.push(DataError::file(name, format!("cannot be read: {err}")));
@@ -279,7 +302,10 @@ pub fn read_aliases(path: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
             Ok(record) => record,
             Err(err) => {
                 let line = err.position().map(|p| p.line() as usize);
-                errors.push(DataError { line, ..DataError::file(name, format!("not valid CSV: {err}")) });
+                errors.push(DataError {
+                    line,
+                    ..DataError::file(name, format!("not valid CSV: {err}"))
+                });
                 continue;
             }
         };
@@ -288,9 +314,11 @@ pub fn read_aliases(path: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
         match fields.as_slice() {
             ["from_code", "to_code"] if line == 1 => {}
             [""] => {}
-            [from, to] if !from.is_empty() && !to.is_empty() => {
-                rows.push(AliasRow { line, from: (*from).to_owned(), to: (*to).to_owned() })
-            }
+            [from, to] if !from.is_empty() && !to.is_empty() => rows.push(AliasRow {
+                line,
+                from: (*from).to_owned(),
+                to: (*to).to_owned(),
+            }),
             _ => errors.push(DataError::at(
                 name,
                 Some(line),
@@ -331,8 +359,11 @@ mod tests {
 
     #[test]
     fn small_layout_keeps_live_rows_only() {
-        let text = [small_row("\"g13 3ae\"", "", "55.88"), small_row("G2 8AE", "25/1/2017 00:00:00", "55.8")]
-            .join("\n");
+        let text = [
+            small_row("\"g13 3ae\"", "", "55.88"),
+            small_row("G2 8AE", "25/1/2017 00:00:00", "55.8"),
+        ]
+        .join("\n");
         let (rows, errors) = read(&text);
         assert!(errors.is_empty(), "{errors}");
         assert_eq!(rows.len(), 1);
@@ -347,6 +378,9 @@ mod tests {
         let (_, errors) = read(&text);
         assert_eq!(errors.errors.len(), 1);
         let e = &errors.errors[0];
-        assert_eq!((e.line, e.field.as_deref(), e.value.as_deref()), (Some(2), Some("Latitude"), Some("north")));
+        assert_eq!(
+            (e.line, e.field.as_deref(), e.value.as_deref()),
+            (Some(2), Some("Latitude"), Some("north"))
+        );
     }
 }

@@ -22,7 +22,7 @@ mod towns;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -35,8 +35,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::input::records::{
-    CategoryRecord, Extensions, LocationRecord, OrganisationRecord, ServiceAreaRecord,
-    ServiceRecord,
+    CategoryRecord, Extensions, LocationRecord, OrganisationRecord, ServiceAreaRecord, ServiceRecord,
 };
 use postcodes::Postcodes;
 use towns::{TOWNS, Town, list_code};
@@ -54,6 +53,8 @@ const POSTCODES_FILE: &str = "postcodes/sample-smalluser.csv";
 
 /// Most services one organisation runs (also bounds the given-slug key, see [`given_slug`]).
 const MAX_SERVICES_PER_ORGANISATION: usize = 20;
+// Service slug keys are `organisation index * 32 + position`, so positions must stay below 32.
+const _: () = assert!(MAX_SERVICES_PER_ORGANISATION < 32);
 /// First ChaCha stream used for organisations; the ones below are reserved.
 const FIRST_ORGANISATION_STREAM: u64 = 16;
 
@@ -222,6 +223,8 @@ struct Category {
     name: String,
     /// Index into `Categories::tops`.
     top: usize,
+    /// The second-level node this one is under (itself at the top two levels).
+    branch: usize,
 }
 
 /// The nodes of one top-level category, by level.
@@ -236,18 +239,22 @@ struct Top {
 struct Categories {
     all: Vec<Category>,
     tops: Vec<Top>,
+    /// For each node: itself and every node below it.
+    subtree: Vec<Vec<usize>>,
+    by_slug: HashMap<String, usize>,
 }
 
 impl Categories {
     fn parse() -> Result<Self, SampleError> {
-        let tree: Vec<CategoryRecord> =
-            serde_json::from_str(CATEGORIES_JSON).map_err(|e| SampleError::Embedded {
-                file: "categories.json",
-                message: e.to_string(),
-            })?;
+        let tree: Vec<CategoryRecord> = serde_json::from_str(CATEGORIES_JSON).map_err(|e| SampleError::Embedded {
+            file: "categories.json",
+            message: e.to_string(),
+        })?;
         let mut cats = Categories {
             all: Vec::new(),
             tops: Vec::new(),
+            subtree: Vec::new(),
+            by_slug: HashMap::new(),
         };
         for (t, root) in tree.iter().enumerate() {
             cats.tops.push(Top {
@@ -255,7 +262,7 @@ impl Categories {
                 second: Vec::new(),
                 deeper: Vec::new(),
             });
-            cats.add(root, t, 0);
+            cats.add(root, t, 0, None);
         }
         if cats.tops.is_empty() {
             return Err(SampleError::Embedded {
@@ -266,27 +273,39 @@ impl Categories {
         Ok(cats)
     }
 
-    fn add(&mut self, node: &CategoryRecord, top: usize, depth: usize) {
+    fn add(&mut self, node: &CategoryRecord, top: usize, depth: usize, branch: Option<usize>) {
         let index = self.all.len();
+        let branch = branch.unwrap_or(index);
         self.all.push(Category {
             slug: node.slug.clone(),
             name: node.name.clone(),
             top,
+            branch,
         });
+        self.subtree.push(Vec::new());
+        self.by_slug.insert(node.slug.clone(), index);
         match depth {
             0 => {}
             1 => self.tops[top].second.push(index),
             _ => self.tops[top].deeper.push(index),
         }
         for child in &node.sub_categories {
-            self.add(child, top, depth + 1);
+            // Children of the top level start their own branch.
+            self.add(child, top, depth + 1, (depth > 0).then_some(branch));
         }
+        // Depth-first order: the subtree is exactly the nodes added since this one.
+        self.subtree[index] = (index..self.all.len()).collect();
     }
 
     /// One to three categories around one theme, from every level of the tree; the first
-    /// is the one the service is named after.
-    fn choose(&self, rng: &mut ChaCha8Rng) -> Vec<usize> {
-        let top = &self.tops[rng.gen_range(0..self.tops.len())];
+    /// is the one the service is named after. Most services of an organisation with a
+    /// theme (a node of the tree) fall under it; the rest anywhere.
+    fn choose(&self, rng: &mut ChaCha8Rng, theme: Option<usize>) -> Vec<usize> {
+        let themed = theme.filter(|_| rng.gen_bool(0.75));
+        let top = match themed {
+            Some(node) => &self.tops[self.all[node].top],
+            None => &self.tops[rng.gen_range(0..self.tops.len())],
+        };
         let below = |rng: &mut ChaCha8Rng| -> usize {
             let deep = !top.deeper.is_empty() && (top.second.is_empty() || rng.gen_bool(0.5));
             match (deep, top.second.choose(rng)) {
@@ -295,10 +314,13 @@ impl Categories {
                 (false, None) => top.node,
             }
         };
-        let primary = if rng.gen_bool(0.12) {
-            top.node
-        } else {
-            below(rng)
+        let primary = match themed {
+            Some(node) if node != top.node => {
+                let under = &self.subtree[node];
+                under[rng.gen_range(0..under.len())]
+            }
+            _ if rng.gen_bool(0.12) => top.node,
+            _ => below(rng),
         };
         let mut chosen = vec![primary];
         // Editors often tag a leaf together with its top-level category.
@@ -306,7 +328,14 @@ impl Categories {
             chosen.push(top.node);
         }
         if rng.gen_bool(0.3) {
-            chosen.push(below(rng));
+            // Mostly a neighbour of the first in the tree, else anything under its top.
+            let branch = &self.subtree[self.all[primary].branch];
+            let other = if branch.len() > 1 && rng.gen_bool(0.6) {
+                branch[rng.gen_range(0..branch.len())]
+            } else {
+                below(rng)
+            };
+            chosen.push(other);
         }
         if rng.gen_bool(0.08) {
             chosen.push(rng.gen_range(0..self.all.len()));
@@ -336,8 +365,7 @@ impl Areas {
         let known: HashSet<&str> = list.iter().map(|a| a.code.as_str()).collect();
         let mut by_town = Vec::with_capacity(TOWNS.len());
         for town in TOWNS {
-            let codes = [town.council, town.health_board, town.integration_authority]
-                .map(|c| list_code(c).to_owned());
+            let codes = [town.council, town.health_board, town.integration_authority].map(|c| list_code(c).to_owned());
             if let Some(missing) = codes.iter().find(|c| !known.contains(c.as_str())) {
                 return Err(SampleError::Embedded {
                     file: "service_areas.json",
@@ -366,10 +394,7 @@ impl Areas {
                 others
             })
             .collect();
-        Ok(Areas {
-            by_town,
-            neighbours,
-        })
+        Ok(Areas { by_town, neighbours })
     }
 }
 
@@ -407,10 +432,7 @@ impl Coverage {
     fn needs_location(self) -> bool {
         matches!(
             self,
-            Coverage::Local
-                | Coverage::LocalAndCouncil
-                | Coverage::SeveralTowns
-                | Coverage::National { located: true }
+            Coverage::Local | Coverage::LocalAndCouncil | Coverage::SeveralTowns | Coverage::National { located: true }
         )
     }
 }
@@ -477,13 +499,14 @@ impl<'a> Context<'a> {
     ) -> Result<(), SampleError> {
         let home = self.town_choice.sample(rng);
         let home_town = &TOWNS[home];
-        let name = text::organisation_name(rng, home_town);
+        let (name, theme) = text::organisation_name(rng, home_town);
+        let theme = self.categories.by_slug.get(theme).copied();
         let coverages: Vec<Coverage> = (0..count).map(|_| Coverage::draw(rng)).collect();
         let needs_location = coverages.iter().any(|c| c.needs_location());
         let several_towns = coverages.contains(&Coverage::SeveralTowns);
 
         let id = random_uuid(rng);
-        let record = self.organisation_record(rng, id, index, &name, home_town);
+        let record = self.organisation_record(rng, id, index, &name, home_town, theme);
         let domain = record.url.strip_prefix("https://www.").map(str::to_owned);
         let org_phone = record.phone.clone();
         out.organisations.write(&record)?;
@@ -503,7 +526,8 @@ impl<'a> Context<'a> {
             };
             for _ in 0..extra {
                 let board = &self.board_towns[home];
-                let town = if board.len() > 1 && rng.gen_bool(0.7) {
+                // Mostly a neighbour in the same health board; now and then anywhere.
+                let town = if board.len() > 1 && rng.gen_bool(0.9) {
                     board[rng.gen_range(0..board.len())]
                 } else {
                     self.town_choice.sample(rng)
@@ -512,9 +536,15 @@ impl<'a> Context<'a> {
                     towns.push(town);
                 }
             }
-            // A several-towns service needs a second town even if the draws repeated.
+            // A several-towns service needs a second town even if the draws repeated: a
+            // neighbour when the health board has one, else any other town.
             if several_towns && towns.len() < 2 {
-                towns.push((home + 1 + rng.gen_range(0..TOWNS.len() - 1)) % TOWNS.len());
+                let neighbours: Vec<usize> = self.board_towns[home].iter().copied().filter(|&t| t != home).collect();
+                let town = match neighbours.choose(rng) {
+                    Some(&t) => t,
+                    None => (home + 1 + rng.gen_range(0..TOWNS.len() - 1)) % TOWNS.len(),
+                };
+                towns.push(town);
             }
         }
 
@@ -537,10 +567,7 @@ impl<'a> Context<'a> {
                     towns[rng.gen_range(0..towns.len())]
                 };
                 let location = self.location_record(rng, id, town);
-                placed.push(Placed {
-                    id: location.id,
-                    town,
-                });
+                placed.push(Placed { id: location.id, town });
                 out.locations.write(&location)?;
                 summary.locations += 1;
             }
@@ -553,6 +580,7 @@ impl<'a> Context<'a> {
                     id,
                     index,
                     name: &name,
+                    theme,
                     home,
                     domain: domain.as_deref(),
                     phone: &org_phone,
@@ -574,12 +602,16 @@ impl<'a> Context<'a> {
         index: u64,
         name: &str,
         town: &Town,
+        theme: Option<usize>,
     ) -> OrganisationRecord {
         let domain = format!("{}.example.org", text::fold(name, ""));
         let handle = text::handle(name);
-        let theme = &self.categories.all[rng.gen_range(0..self.categories.all.len())].name;
         let description = if rng.gen_bool(0.7) {
-            text::organisation_description(rng, name, town, theme)
+            let theme = theme.unwrap_or_else(|| rng.gen_range(0..self.categories.all.len()));
+            let category = &self.categories.all[theme];
+            let condition =
+                Some(self.categories.tops[category.top].node) == self.categories.by_slug.get("conditions").copied();
+            text::organisation_description(rng, name, town, &category.name, condition)
         } else {
             String::new()
         };
@@ -650,7 +682,7 @@ impl<'a> Context<'a> {
     ) -> ServiceRecord {
         let (location_ids, service_areas, town) = self.coverage(rng, &owner, coverage);
         let t = &TOWNS[town];
-        let categories = self.categories.choose(rng);
+        let categories = self.categories.choose(rng, owner.theme);
         let primary = &self.categories.all[categories[0]];
         let top = &self.categories.all[self.categories.tops[primary.top].node];
         let is_top = categories[0] == self.categories.tops[primary.top].node;
@@ -807,6 +839,8 @@ struct ServiceOwner<'a> {
     id: Uuid,
     index: u64,
     name: &'a str,
+    /// The category node the organisation's work centres on.
+    theme: Option<usize>,
     home: usize,
     /// Web domain, when the organisation has a web site.
     domain: Option<&'a str>,
@@ -833,13 +867,12 @@ fn timestamp(rng: &mut ChaCha8Rng) -> String {
         // Unreachable for the range above; a fixed valid value keeps the type total.
         return "2019-01-01T00:00:00.000000Z".to_owned();
     };
-    let style = rng.gen_range(0..10);
+    // Of 20: one in BST (summer only, so ~2.5 % overall), four `+00:00`, the rest `Z`.
+    let style = rng.gen_range(0..20);
     let summer = (4..=9).contains(&chrono::Datelike::month(&utc));
     match (style, summer, FixedOffset::east_opt(3600)) {
-        (0..=2, true, Some(bst)) => utc
-            .with_timezone(&bst)
-            .to_rfc3339_opts(SecondsFormat::Micros, false),
-        (0..=1, _, _) => utc.to_rfc3339_opts(SecondsFormat::Micros, false),
+        (0, true, Some(bst)) => utc.with_timezone(&bst).to_rfc3339_opts(SecondsFormat::Micros, false),
+        (0..=4, _, _) => utc.to_rfc3339_opts(SecondsFormat::Micros, false),
         _ => utc.to_rfc3339_opts(SecondsFormat::Micros, true),
     }
 }

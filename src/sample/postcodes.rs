@@ -84,13 +84,7 @@ pub(crate) fn generate(rng: &mut ChaCha8Rng, target: usize) -> Postcodes {
     Postcodes { all, live_by_town }
 }
 
-fn town_postcodes(
-    rng: &mut ChaCha8Rng,
-    town_index: usize,
-    town: &Town,
-    count: usize,
-    out: &mut Vec<Postcode>,
-) {
+fn town_postcodes(rng: &mut ChaCha8Rng, town_index: usize, town: &Town, count: usize, out: &mut Vec<Postcode>) {
     // Each district gets its own centre, so a district's postcodes cluster together.
     let centres: Vec<(f64, f64)> = town
         .districts
@@ -113,11 +107,7 @@ fn town_postcodes(
             // The date the NRS gives every postcode that predates its records.
             (1, 8, 1973)
         } else {
-            (
-                rng.gen_range(1..=28),
-                rng.gen_range(1..=12),
-                rng.gen_range(1974..=2022),
-            )
+            (rng.gen_range(1..=28), rng.gen_range(1..=12), rng.gen_range(1974..=2022))
         };
         // The first few stay live so every town has somewhere to put locations.
         let deleted = (made >= 2 && rng.gen_bool(TERMINATED)).then(|| {
@@ -250,7 +240,7 @@ fn fill_row(row: &mut [String], i: usize, p: &Postcode) {
     let _ = write!(row[45], "{:02}", 1 + t % 56);
     // Column 47 (national park) stays empty.
     row[47].push_str(town.council);
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         let _ = write!(row[48], "S050000{:02}", 1 + t % 32);
         let _ = write!(row[49], "S06000{:03}", 1 + t % 99);
     }
@@ -265,7 +255,7 @@ fn fill_row(row: &mut [String], i: usize, p: &Postcode) {
     };
     let _ = write!(row[52], "{urban}");
     let _ = write!(row[53], "{}", urban + usize::from(urban > 3));
-    if live && i % 5 != 0 {
+    if live && !i.is_multiple_of(5) {
         row[54].push('Y');
         row[55].push('1');
     } else {

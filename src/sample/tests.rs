@@ -36,10 +36,7 @@ fn lines<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
     let text = String::from_utf8(read(path)).expect("utf-8");
     text.lines()
         .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l)
-                .unwrap_or_else(|e| panic!("{}:{}: {e}: {l}", path.display(), i + 1))
-        })
+        .map(|(i, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}:{}: {e}: {l}", path.display(), i + 1)))
         .collect()
 }
 
@@ -84,10 +81,7 @@ fn zero_services_is_a_valid_empty_directory() {
 fn reference_files_are_copied_verbatim() {
     let dir = tempfile::tempdir().expect("tempdir");
     run(dir.path(), 10, 1);
-    assert_eq!(
-        read(&dir.path().join("categories.json")),
-        CATEGORIES_JSON.as_bytes()
-    );
+    assert_eq!(read(&dir.path().join("categories.json")), CATEGORIES_JSON.as_bytes());
     assert_eq!(
         read(&dir.path().join("service_areas.json")),
         SERVICE_AREAS_JSON.as_bytes()
@@ -136,13 +130,11 @@ fn dataset_is_valid_and_mixed() {
     let summary = run(dir.path(), 2000, 2024);
     let d = dir.path();
 
-    let tree: Vec<CategoryRecord> =
-        serde_json::from_slice(&read(&d.join("categories.json"))).expect("categories");
+    let tree: Vec<CategoryRecord> = serde_json::from_slice(&read(&d.join("categories.json"))).expect("categories");
     let mut slugs = HashSet::new();
     category_slugs(&tree, &mut slugs);
     let top_slugs: HashSet<&str> = tree.iter().map(|n| n.slug.as_str()).collect();
-    let areas: Vec<ServiceAreaRecord> =
-        serde_json::from_slice(&read(&d.join("service_areas.json"))).expect("areas");
+    let areas: Vec<ServiceAreaRecord> = serde_json::from_slice(&read(&d.join("service_areas.json"))).expect("areas");
     let area_codes: HashSet<&str> = areas.iter().map(|a| a.code.as_str()).collect();
 
     // Postcodes: at least 56 columns, unique, normalised; live ones with their points.
@@ -165,9 +157,7 @@ fn dataset_is_valid_and_mixed() {
         let lon: f64 = row[8].parse().expect("lon");
         assert!((54.5..61.0).contains(&lat) && (-8.0..-0.5).contains(&lon), "{code}");
         for col in [10, 15, 18] {
-            if ["S12000049", "S08000031", "S37000034", "S12000047", "S08000030"]
-                .contains(&&row[col])
-            {
+            if ["S12000049", "S08000031", "S37000034", "S12000047", "S08000030"].contains(&&row[col]) {
                 newer_codes.insert(row[col].to_owned());
             }
         }
@@ -221,7 +211,7 @@ fn dataset_is_valid_and_mixed() {
     let mut uses: HashMap<Uuid, usize> = HashMap::new();
     let (mut no_locations, mut area_only, mut national, mut unpublished) = (0, 0, 0, 0);
     let (mut local_and_area, mut nowhere, mut multi_location, mut top_with_leaf) = (0, 0, 0, 0);
-    let (mut crlf, mut extension) = (0, 0);
+    let (mut crlf, mut extension, mut summer_time) = (0, 0, 0);
     for s in &services {
         assert!(ids.insert(s.id));
         assert!(org_ids.contains(&s.organisation_id));
@@ -253,11 +243,11 @@ fn dataset_is_valid_and_mixed() {
         nowhere += usize::from(s.location_ids.is_empty() && s.service_areas.is_empty());
         multi_location += usize::from(s.location_ids.len() > 1);
         unpublished += usize::from(!s.published);
-        top_with_leaf += usize::from(
-            s.categories.len() > 1 && s.categories.iter().any(|c| top_slugs.contains(c.as_str())),
-        );
+        top_with_leaf +=
+            usize::from(s.categories.len() > 1 && s.categories.iter().any(|c| top_slugs.contains(c.as_str())));
         crlf += usize::from(s.description.contains("\r\n"));
         extension += usize::from(s.extra.contains_key("x_source"));
+        summer_time += usize::from(s.last_updated.ends_with("+01:00"));
     }
     let shared = uses.values().filter(|&&n| n > 1).count();
     for (what, n) in [
@@ -272,6 +262,7 @@ fn dataset_is_valid_and_mixed() {
         ("top level with another", top_with_leaf),
         ("CR LF", crlf),
         ("x_source", extension),
+        ("+01:00 timestamp", summer_time),
         ("given slug", service_slugs.len()),
     ] {
         assert!(n > 0, "no service with {what}");
@@ -280,7 +271,7 @@ fn dataset_is_valid_and_mixed() {
     assert!((1000..1400).contains(&(services.len() - no_locations - local_and_area)));
     assert!((380..620).contains(&no_locations), "{no_locations}");
     assert!(organisations.iter().any(|o| !o.published));
-    assert!(organisations.iter().any(|o| o.name.chars().any(|c| !c.is_ascii())));
+    assert!(organisations.iter().any(|o| !o.name.is_ascii()));
 }
 
 #[test]
@@ -319,4 +310,12 @@ fn postcode_count_grows_then_levels_off() {
     assert_eq!(postcodes::target_count(0), 200);
     assert_eq!(postcodes::target_count(10_000), 5_000);
     assert_eq!(postcodes::target_count(10_000_000), 250_000);
+}
+
+#[test]
+fn organisation_themes_are_categories() {
+    let categories = Categories::parse().expect("categories");
+    for slug in text::theme_slugs() {
+        assert!(categories.by_slug.contains_key(slug), "theme {slug} is not a category");
+    }
 }

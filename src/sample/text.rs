@@ -10,62 +10,67 @@ use rand_chacha::ChaCha8Rng;
 
 use super::towns::{Dial, Town};
 
-/// Organisation name templates: `{T}` the town, `{A}` its council area.
-const ORGANISATION_NAMES: &[&str] = &[
-    "{T} Foodbank",
-    "{A} Carers Network",
-    "{T} Befriending Trust",
-    "{A} Befriending Trust",
-    "{T} & District Men's Shed",
-    "{T} Citizens Advice Bureau",
-    "{A} Women's Aid",
-    "{T} Community Transport",
-    "Friends of {T} Community Garden",
-    "{A} Association for Mental Health",
-    "{T} Over 50s Club",
-    "{A} Alzheimer's Support",
-    "{T} Youth & Community Trust",
-    "{A} Disability Forum",
-    "{T} Recovery Café",
-    "{A} Advocacy Project",
-    "{T} Bereavement Support",
-    "{A} Parkinson's Group",
-    "{T} Development Trust",
-    "{T} Credit Union",
-    "{A} Carers' Centre",
-    "{T} Family Support Project",
-    "{A} Rape Crisis",
-    "{T} Baby Bank",
-    "{A} Stroke Club",
-    "{T} Housing Association",
-    "{T} Health Walks",
-    "{A} Deaf Club",
-    "{T} Tenants' & Residents' Association",
-    "{A} Sensory Support",
-    "{T} Community Fridge",
-    "{T} Good Neighbours",
-    "Home-Start {T}",
-    "{A} Volunteer Centre",
-    "{A} Mental Health Forum",
-    "{T} Chinese Community Association",
-    "{T} Autism Parents Group",
-    "{A} Wellbeing Network",
-    "{T} Allotment Society",
-    "{T} Arts & Crafts Collective",
-    "{A} Money Advice Service",
-    "{T} Cancer Support",
-    "Café Còmhla",
-    "Cùram Còmhla {T}",
-    "Ceòl is Slàinte {T}",
-    "St Ninian's Parish Church",
-    "Our Lady & St Mungo's Community Group",
+/// Organisation name templates (`{T}` the town, `{A}` its council area), each with the
+/// category slug its services mostly come under (`""`: anything).
+const ORGANISATION_NAMES: &[(&str, &str)] = &[
+    ("{T} Foodbank", "food-nutrition"),
+    ("{A} Carers Network", "health-social-care-services"),
+    ("{T} Befriending Trust", "befriending"),
+    ("{A} Befriending Trust", "befriending"),
+    ("{T} & District Men's Shed", "activity"),
+    ("{T} Citizens Advice Bureau", "money"),
+    ("{A} Women's Aid", "safe-housing"),
+    ("{T} Community Transport", "transport-mobility"),
+    ("Friends of {T} Community Garden", "community-garden"),
+    ("{A} Association for Mental Health", "mental-health"),
+    ("{T} Over 50s Club", "social-activity"),
+    ("{A} Alzheimer's Support", "dementia"),
+    ("{T} Youth & Community Trust", "children-families"),
+    ("{A} Disability Forum", "disability"),
+    ("{T} Recovery Café", "addiction"),
+    ("{A} Advocacy Project", "independent-advocacy"),
+    ("{T} Bereavement Support", "end-life-care"),
+    ("{A} Parkinson's Group", "parkinsons-disease"),
+    ("{T} Development Trust", ""),
+    ("{T} Credit Union", "money"),
+    ("{A} Carers' Centre", "health-social-care-services"),
+    ("{T} Family Support Project", "parent-family-support"),
+    ("{A} Rape Crisis", "sexual-violence"),
+    ("{T} Baby Bank", "goods"),
+    ("{A} Stroke Club", "stroke"),
+    ("{T} Housing Association", "housing-and-homelessness"),
+    ("{T} Health Walks", "physical-activity"),
+    ("{A} Deaf Club", "sensory-disability"),
+    ("{T} Tenants' & Residents' Association", "housing-and-homelessness"),
+    ("{A} Sensory Support", "sensory-disability"),
+    ("{T} Community Fridge", "food-nutrition"),
+    ("{T} Good Neighbours", "support-network"),
+    ("Home-Start {T}", "children-families"),
+    ("{A} Volunteer Centre", ""),
+    ("{A} Mental Health Forum", "mental-health"),
+    ("{T} Chinese Community Association", ""),
+    ("{T} Autism Parents Group", "autism"),
+    ("{A} Wellbeing Network", ""),
+    ("{T} Allotment Society", "community-garden"),
+    ("{T} Arts & Crafts Collective", "creative-cultural-activity"),
+    ("{A} Money Advice Service", "money"),
+    ("{T} Cancer Support", "cancer"),
+    ("{A} Digital Inclusion Project", "digital-literacy"),
+    ("{T} Job Club", "skills-training"),
+    ("{A} Sexual Health Network", "sexual-health"),
+    ("{T} Diabetes Group", "diabetes"),
+    ("Café Còmhla", "community-cafe"),
+    ("Cùram Còmhla {T}", "health-social-care-services"),
+    ("Ceòl is Slàinte {T}", "music"),
+    ("St Ninian's Parish Church", ""),
+    ("Our Lady & St Mungo's Community Group", ""),
 ];
 
 /// Names that only fit the Western Isles.
-const EILEAN_SIAR_NAMES: &[&str] = &[
-    "Comhairle nan Eilean Siar",
-    "Befriending Leòdhas agus na Hearadh",
-    "Cùram Eilean Siar",
+const EILEAN_SIAR_NAMES: &[(&str, &str)] = &[
+    ("Comhairle nan Eilean Siar", ""),
+    ("Cùram Eilean Siar", "health-social-care-services"),
+    ("Befriending Leòdhas agus na Hearadh", "befriending"),
 ];
 
 /// Organisation kinds for descriptions.
@@ -91,15 +96,20 @@ const MISSIONS: &[&str] = &[
     "We're always looking for new volunteers – get in touch if you'd like to help.",
 ];
 
-/// Audiences: `{C}` is the category, lower-cased.
+/// Audiences of a health condition: `{C}` is its name, lower-cased.
+const CONDITION_AUDIENCES: &[&str] = &[
+    "people living with {C}",
+    "anyone affected by {C}",
+    "people with {C} and their families",
+];
+
+/// Audiences of any service.
 const AUDIENCES: &[&str] = &[
     "older people",
     "adults",
     "young people aged 12 to 25",
     "children and families",
     "unpaid carers",
-    "people living with {C}",
-    "anyone affected by {C}",
     "veterans and their families",
     "people on low incomes",
     "women",
@@ -138,7 +148,7 @@ const DETAILS: &[&str] = &[
     "Family members and carers are welcome to come along too.",
     "Support is available by phone, video call or face to face.",
     "There is a small charge of £2 per session, which can be waived.",
-    "Our team includes people with lived experience of {C}.",
+    "Our staff and volunteers include people with lived experience.",
     "We meet in a fully accessible building with a hearing loop.",
     "Outside opening hours, please leave a message and we'll call you back.",
     "We work closely with the local health and social care partnership.",
@@ -166,21 +176,32 @@ const HOURS: &[&str] = &[
     "7pm to 9pm",
 ];
 
-/// Generic service names: `{C}` the category name, `{T}` the town.
-const GENERIC_SERVICES: &[&str] = &[
-    "{C} Support Group",
-    "{C} Drop-in",
-    "{C} Advice Service",
-    "{T} {C} Group",
-    "{C} Sessions",
-    "{C} Information Line",
-    "Community {C}",
-    "{C} Project",
-    "{C} Clinic",
-    "{C} Café",
-    "{C} Peer Support",
-    "Living Well with {C}",
-];
+/// Service names built from the category name (`{C}`) and the town (`{T}`), by top-level
+/// category: the conditions read naturally in them ("Dementia Support Group").
+fn generic(top: &str) -> &'static [&'static str] {
+    match top {
+        "conditions" => &[
+            "{C} Support Group",
+            "{C} Drop-in",
+            "{C} Information Service",
+            "Living Well with {C}",
+            "{C} Peer Support",
+            "{C} Nurse Clinic",
+            "{T} {C} Group",
+            "{C} Café",
+            "{C} Helpline",
+        ],
+        "activity" => &[
+            "{T} {C} Group",
+            "{C} Sessions",
+            "{C} Club",
+            "{C} for Wellbeing",
+            "Community {C}",
+        ],
+        "education-employability" => &["{C} Classes", "{C} Drop-in", "{T} {C} Programme"],
+        _ => &["{T} {C}", "{C} Service", "{C} Project"],
+    }
+}
 
 /// Service names and what they offer, for each top-level category slug.
 fn themed(top: &str) -> (&'static [&'static str], &'static [&'static str]) {
@@ -464,20 +485,36 @@ fn place(template: &str, town: &Town) -> String {
     template.replace("{T}", town.name).replace("{A}", town.area)
 }
 
-/// An organisation name for a town.
-pub(crate) fn organisation_name(rng: &mut ChaCha8Rng, town: &Town) -> String {
-    if town.name == "Stornoway" && rng.gen_bool(0.4) {
-        return pick(rng, EILEAN_SIAR_NAMES).to_owned();
-    }
-    place(pick(rng, ORGANISATION_NAMES), town)
+/// An organisation name for a town, and the category slug its work centres on (`""`:
+/// none in particular).
+pub(crate) fn organisation_name(rng: &mut ChaCha8Rng, town: &Town) -> (String, &'static str) {
+    let pool = if town.name == "Stornoway" && rng.gen_bool(0.4) {
+        EILEAN_SIAR_NAMES
+    } else {
+        ORGANISATION_NAMES
+    };
+    let (template, theme) = pool[rng.gen_range(0..pool.len())];
+    (place(template, town), theme)
 }
 
-/// An organisation description of two to four sentences.
+/// Every category slug an organisation template names (for tests).
+#[cfg(test)]
+pub(crate) fn theme_slugs() -> impl Iterator<Item = &'static str> {
+    ORGANISATION_NAMES
+        .iter()
+        .chain(EILEAN_SIAR_NAMES)
+        .map(|(_, theme)| *theme)
+        .filter(|t| !t.is_empty())
+}
+
+/// An organisation description of two to four sentences (`condition`: the category is a
+/// health condition).
 pub(crate) fn organisation_description(
     rng: &mut ChaCha8Rng,
     name: &str,
     town: &Town,
     category: &str,
+    condition: bool,
 ) -> String {
     let kind = pick(rng, ORGANISATION_KINDS);
     let mut parts = vec![if rng.gen_bool(0.5) {
@@ -487,26 +524,26 @@ pub(crate) fn organisation_description(
     }];
     let n = rng.gen_range(1..=3);
     for m in choose_distinct(rng, MISSIONS, n) {
-        let audience = audience(rng, category);
+        let audience = audience(rng, category, condition);
         let years = rng.gen_range(5..=40).to_string();
         parts.push(m.replace("{W}", &audience).replace("{N}", &years));
     }
     join_sentences(rng, &parts)
 }
 
-/// A service name for the category (`top` is its top-level slug, `name` its display name).
-pub(crate) fn service_name(
-    rng: &mut ChaCha8Rng,
-    top: &str,
-    category_name: &str,
-    is_top: bool,
-    town: &Town,
-) -> String {
+/// A service name for the category (`top` is its top-level slug, `name` its display name,
+/// `is_top` whether it is the top level itself).
+pub(crate) fn service_name(rng: &mut ChaCha8Rng, top: &str, category_name: &str, is_top: bool, town: &Town) -> String {
     let (names, _) = themed(top);
-    if is_top || rng.gen_bool(0.45) {
+    let from_category = match top {
+        "conditions" => 0.8,
+        "activity" | "education-employability" => 0.5,
+        _ => 0.3,
+    };
+    if is_top || !rng.gen_bool(from_category) {
         place(pick(rng, names), town)
     } else {
-        place(pick(rng, GENERIC_SERVICES), town).replace("{C}", category_name)
+        place(pick(rng, generic(top)), town).replace("{C}", category_name)
     }
 }
 
@@ -520,13 +557,13 @@ pub(crate) fn service_description(
     town: &Town,
 ) -> String {
     let (_, offers) = themed(top);
-    let category = lower(category_name);
-    let offer = if rng.gen_bool(0.6) {
-        pick(rng, offers).to_string()
+    let condition = top == "conditions";
+    let offer = if condition && rng.gen_bool(0.5) {
+        format!("information, advice and support about {}", lower(category_name))
     } else {
-        format!("information, advice and support about {category}")
+        pick(rng, offers).to_string()
     };
-    let audience = audience(rng, category_name);
+    let audience = audience(rng, category_name, condition);
     let opening = pick(rng, OPENINGS)
         .replace("{S}", service)
         .replace("{O}", organisation)
@@ -537,11 +574,7 @@ pub(crate) fn service_description(
     for d in choose_distinct(rng, DETAILS, n) {
         let day = pick(rng, DAYS);
         let hours = pick(rng, HOURS);
-        parts.push(
-            d.replace("{D}", day)
-                .replace("{H}", hours)
-                .replace("{C}", &category),
-        );
+        parts.push(d.replace("{D}", day).replace("{H}", hours));
     }
     join_sentences(rng, &parts)
 }
@@ -551,11 +584,7 @@ pub(crate) fn street_address(rng: &mut ChaCha8Rng) -> String {
     let street = pick(rng, STREETS);
     match rng.gen_range(0..10) {
         0 => format!("Unit {}, {}", rng.gen_range(1..=24), pick(rng, ESTATES)),
-        1 => format!(
-            "{}/{} {street}",
-            rng.gen_range(1..=140),
-            rng.gen_range(1..=4)
-        ),
+        1 => format!("{}/{} {street}", rng.gen_range(1..=140), rng.gen_range(1..=4)),
         2 => format!("Burns House, {} {street}", rng.gen_range(1..=90)),
         _ => format!("{} {street}", rng.gen_range(1..=220)),
     }
@@ -623,8 +652,13 @@ pub(crate) fn handle(name: &str) -> String {
     out
 }
 
-fn audience(rng: &mut ChaCha8Rng, category_name: &str) -> String {
-    pick(rng, AUDIENCES).replace("{C}", &lower(category_name))
+/// Who a service is for; people with the condition when the category is one.
+fn audience(rng: &mut ChaCha8Rng, category_name: &str, condition: bool) -> String {
+    if condition && rng.gen_bool(0.6) {
+        pick(rng, CONDITION_AUDIENCES).replace("{C}", &lower(category_name))
+    } else {
+        pick(rng, AUDIENCES).to_owned()
+    }
 }
 
 /// Lower-cases a category name for use inside a sentence, keeping acronyms and the

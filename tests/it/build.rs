@@ -8,7 +8,11 @@ use crate::common::{self, assert_ok, fixture, read_tree};
 #[test]
 fn every_endpoint_matches_its_reviewed_snapshot() {
     let work = tempfile::tempdir().unwrap();
-    assert_ok(&common::build(&fixture("small"), work.path(), &["--import-page-size", "4"]));
+    assert_ok(&common::build(
+        &fixture("small"),
+        work.path(),
+        &["--import-page-size", "4"],
+    ));
     let tree = read_tree(&work.path().join("public"));
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path("snapshots");
@@ -59,5 +63,45 @@ fn two_builds_give_byte_identical_trees() {
     let (ta, tb) = (read_tree(&a.path().join("public")), read_tree(&b.path().join("public")));
     assert!(!ta.is_empty());
     assert_eq!(ta, tb);
-    assert_eq!(fs::read(a.path().join("search.idx")).unwrap(), fs::read(b.path().join("search.idx")).unwrap());
+    assert_eq!(
+        fs::read(a.path().join("search.idx")).unwrap(),
+        fs::read(b.path().join("search.idx")).unwrap()
+    );
+}
+
+#[test]
+fn help_explains_every_option() {
+    let top = common::svcdir(&["--help"]);
+    assert_ok(&top);
+    let text = String::from_utf8_lossy(&top.stdout);
+    for command in ["build", "validate", "sample"] {
+        assert!(text.contains(command), "--help lists {command}:\n{text}");
+    }
+    let cases: [(&str, &[&str]); 2] = [
+        ("build", &["--input", "--output", "--index", "--base-url", "--site-url", "--import-page-size", "--quiet"]),
+        ("sample", &["--services", "--seed", "--out"]),
+    ];
+    for (command, options) in cases {
+        let out = common::svcdir(&[command, "--help"]);
+        assert_ok(&out);
+        let text = String::from_utf8_lossy(&out.stdout);
+        for option in options {
+            let line = text
+                .lines()
+                .skip_while(|l| !l.trim_start().starts_with(option) && !l.contains(&format!(", {option}")))
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ");
+            // Each option has a sentence of its own, not only its name.
+            assert!(line.split_whitespace().count() >= 5, "{command} --help explains {option}:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let out = common::svcdir(&["build", "--base-url", "not-a-url"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--base-url"));
+    assert_eq!(common::svcdir(&["build", "--no-such-option"]).status.code(), Some(2));
 }

@@ -3,3 +3,8 @@
 mod common;
 
 mod build;
+mod shapes;
+
+mod bad_input;
+mod postcodes;
+mod slugs;

@@ -1,0 +1,31 @@
+# svcdir: common tasks. `make build` then `make serve`; `make test` runs every test.
+
+CARGO ?= cargo
+# Public origin written into every absolute URL of the build (next, permalink, ...).
+BASE_URL ?= http://127.0.0.1:8080
+INPUT ?= input
+OUTPUT ?= public
+INDEX ?= build/search.idx
+
+.PHONY: build test lint sample bench-search clean
+
+## build: generate public/ and the search index from the embedded dataset in input/
+build:
+	$(CARGO) run --release --bin svcdir -- build --input $(INPUT) --output $(OUTPUT) --index $(INDEX) --base-url $(BASE_URL)
+
+## test: unit, integration, snapshot and property tests
+test:
+	$(CARGO) test --all-targets
+
+## lint: formatting, clippy and docs, warnings as errors
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps
+
+## sample: regenerate the embedded default dataset (400 services, seed 2024)
+sample:
+	$(CARGO) run --release --bin svcdir -- sample --services 400 --seed 2024 --out $(INPUT)
+
+clean:
+	rm -rf $(OUTPUT) build
