@@ -58,19 +58,21 @@ pub enum BuildError {
     Write(#[from] WriteError),
     /// The search index could not be written.
     #[error("cannot write the search index: {0}")]
-    Index(String),
+    Index(#[from] crate::index::IndexError),
 }
 
 /// Runs a whole build.
 pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<BuildSummary, BuildError> {
     let started = Instant::now();
     progress(Progress::Stage("loading"));
-    let dataset = crate::input::load(&cfg.input)?;
-    progress(Progress::Stage("validating"));
-    let dir = crate::validate::validate(dataset)?;
+    let dir = crate::validate::load_directory(&cfg.input)?;
 
     progress(Progress::Stage("rendering"));
-    let ctx = RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size };
+    let ctx = RenderContext {
+        dir: &dir,
+        publication: &cfg.publication,
+        import_page_size: cfg.import_page_size,
+    };
     let staging = Staging::create(&cfg.output)?;
     let jobs = ctx.jobs();
     progress(Progress::Jobs(jobs.len()));
@@ -111,7 +113,7 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
 
 /// Writes the search index (atomically, beside its final name) and gives its size.
 fn write_index(dir: &crate::model::Directory, cfg: &BuildConfig) -> Result<u64, BuildError> {
-    // TEMP(index): wired once src/index lands.
-    let _ = (dir, &cfg.publication);
+    let index = crate::index::SearchIndex::build(dir, &cfg.publication);
+    index.write(&cfg.index)?;
     Ok(std::fs::metadata(Path::new(&cfg.index)).map(|m| m.len()).unwrap_or(0))
 }

@@ -9,12 +9,12 @@ use std::collections::{HashMap, HashSet};
 use uuid::Uuid;
 
 use crate::input::records::{CategoryRecord, LocationRecord, OrganisationRecord, ServiceRecord};
-use crate::input::{files, DataError, DataErrors, Dataset, Line};
+use crate::input::{DataError, DataErrors, Dataset, Line, files};
 use crate::model::category::CategoryInput;
 use crate::model::slug::{generate_slug, slug_problem};
 use crate::model::{
-    AreaIx, AreaKind, CategoryIx, CategoryTree, Directory, Location, LocationIx, OrgIx, Organisation, Point,
-    Postcode, PostcodeDirectory, Service, ServiceArea, Timestamp,
+    AreaIx, AreaKind, CategoryIx, CategoryTree, Directory, Location, LocationIx, OrgIx, Organisation, Point, Postcode,
+    PostcodeDirectory, Service, ServiceArea, Timestamp,
 };
 
 /// Area-code aliases built in (behaviour.md, Search 2): the codes postcode files of later
@@ -39,20 +39,41 @@ pub fn validate(dataset: Dataset) -> Result<Directory, DataErrors> {
     let mut errors = DataErrors::default();
     let service_areas = check_service_areas(&dataset, &mut errors);
     let categories = check_categories(&dataset.categories, &mut errors);
-    let area_ix: HashMap<&str, AreaIx> =
-        service_areas.iter().enumerate().map(|(ix, a)| (a.code.as_str(), ix as AreaIx)).collect();
-    let category_ix: HashMap<&str, CategoryIx> =
-        categories.nodes.iter().enumerate().map(|(ix, n)| (n.slug.as_str(), ix as CategoryIx)).collect();
+    let area_ix: HashMap<&str, AreaIx> = service_areas
+        .iter()
+        .enumerate()
+        .map(|(ix, a)| (a.code.as_str(), ix as AreaIx))
+        .collect();
+    let category_ix: HashMap<&str, CategoryIx> = categories
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(ix, n)| (n.slug.as_str(), ix as CategoryIx))
+        .collect();
 
     let orgs = check_organisations(&dataset.organisations, &mut errors);
-    let locations = check_locations(&dataset.locations, &orgs, &mut errors);
-    let services = check_services(&dataset.services, &orgs, &locations, &category_ix, &area_ix, &mut errors);
+    let refs = Refs {
+        orgs: &orgs,
+        categories: &category_ix,
+        areas: &area_ix,
+        incomplete: &dataset.incomplete,
+    };
+    let locations = check_locations(&dataset.locations, &refs, &mut errors);
+    let services = check_services(&dataset.services, &refs, &locations, &mut errors);
     let aliases = alias_table(&dataset, &area_ix, &mut errors);
     let postcodes = resolve_postcodes(&dataset, &aliases);
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(resolve(dataset, orgs, locations, services, categories, service_areas, postcodes))
+    Ok(resolve(
+        dataset,
+        orgs,
+        locations,
+        services,
+        categories,
+        service_areas,
+        postcodes,
+    ))
 }
 
 fn check_service_areas(dataset: &Dataset, errors: &mut DataErrors) -> Vec<ServiceArea> {
@@ -61,15 +82,41 @@ fn check_service_areas(dataset: &Dataset, errors: &mut DataErrors) -> Vec<Servic
     let mut areas = Vec::new();
     for (ix, record) in dataset.service_areas.iter().enumerate() {
         if record.code.trim().is_empty() {
-            errors.push(DataError::at(file, None, format!("[{ix}].code"), &record.code, "must not be empty"));
+            errors.push(DataError::at(
+                file,
+                None,
+                format!("[{ix}].code"),
+                &record.code,
+                "must not be empty",
+            ));
         } else if !seen.insert(record.code.as_str()) {
-            errors.push(DataError::at(file, None, format!("[{ix}].code"), &record.code, "is listed twice"));
+            errors.push(DataError::at(
+                file,
+                None,
+                format!("[{ix}].code"),
+                &record.code,
+                "is listed twice",
+            ));
         }
         if record.name.trim().is_empty() {
-            errors.push(DataError::at(file, None, format!("[{ix}].name"), &record.name, "must not be empty"));
+            errors.push(DataError::at(
+                file,
+                None,
+                format!("[{ix}].name"),
+                &record.name,
+                "must not be empty",
+            ));
         }
-        match AreaKind::from_name(&record.kind) {
-            Some(kind) => areas.push(ServiceArea { code: record.code.clone(), kind, name: record.name.clone() }),
+        let kind = AreaKind::from_name(&record.kind);
+        // Keep the code even when its type is wrong (the build fails anyway), so that
+        // services naming it are not told it is missing.
+        areas.push(ServiceArea {
+            code: record.code.clone(),
+            kind: kind.unwrap_or(AreaKind::Country),
+            name: record.name.clone(),
+        });
+        match kind {
+            Some(_) => {}
             None => errors.push(DataError::at(
                 file,
                 None,
@@ -99,10 +146,22 @@ fn check_categories(records: &[CategoryRecord], errors: &mut DataErrors) -> Cate
                 if let Some(problem) = slug_problem(&record.slug) {
                     errors.push(DataError::at(file, None, format!("{here}.slug"), &record.slug, problem));
                 } else if !slugs.insert(record.slug.clone()) {
-                    errors.push(DataError::at(file, None, format!("{here}.slug"), &record.slug, "is used twice"));
+                    errors.push(DataError::at(
+                        file,
+                        None,
+                        format!("{here}.slug"),
+                        &record.slug,
+                        "is used twice",
+                    ));
                 }
                 if record.name.trim().is_empty() {
-                    errors.push(DataError::at(file, None, format!("{here}.name"), &record.name, "must not be empty"));
+                    errors.push(DataError::at(
+                        file,
+                        None,
+                        format!("{here}.name"),
+                        &record.name,
+                        "must not be empty",
+                    ));
                 }
                 if let Some(id) = record.id {
                     if id == 0 {
@@ -115,7 +174,13 @@ fn check_categories(records: &[CategoryRecord], errors: &mut DataErrors) -> Cate
                     id: record.id,
                     name: record.name.clone(),
                     slug: record.slug.clone(),
-                    children: walk(&record.sub_categories, &format!("{here}.sub_categories"), slugs, ids, errors),
+                    children: walk(
+                        &record.sub_categories,
+                        &format!("{here}.sub_categories"),
+                        slugs,
+                        ids,
+                        errors,
+                    ),
                 }
             })
             .collect()
@@ -151,7 +216,15 @@ fn timestamp(file: &str, line: usize, field: &str, text: &str, errors: &mut Data
 }
 
 /// The given slug, checked, or a generated one; uniqueness is checked by the caller.
-fn slug_of(file: &str, line: usize, given: Option<&str>, name: &str, id: &Uuid, fallback: &str, errors: &mut DataErrors) -> String {
+fn slug_of(
+    file: &str,
+    line: usize,
+    given: Option<&str>,
+    name: &str,
+    id: &Uuid,
+    fallback: &str,
+    errors: &mut DataErrors,
+) -> String {
     match given {
         Some(slug) => {
             if let Some(problem) = slug_problem(slug) {
@@ -179,10 +252,22 @@ fn check_unique_slugs(file: &str, lines: &[usize], slugs: &[String], errors: &mu
     }
 }
 
-fn check_unique_id(file: &str, line: usize, id: Uuid, seen: &mut HashMap<Uuid, usize>, errors: &mut DataErrors) -> bool {
+fn check_unique_id(
+    file: &str,
+    line: usize,
+    id: Uuid,
+    seen: &mut HashMap<Uuid, usize>,
+    errors: &mut DataErrors,
+) -> bool {
     match seen.get(&id) {
         Some(other) => {
-            errors.push(DataError::at(file, Some(line), "id", id, format!("is the id of line {other} too")));
+            errors.push(DataError::at(
+                file,
+                Some(line),
+                "id",
+                id,
+                format!("is the id of line {other} too"),
+            ));
             false
         }
         None => {
@@ -202,9 +287,23 @@ fn check_organisations(lines: &[Line<OrganisationRecord>], errors: &mut DataErro
             by_id.insert(record.id, pos);
         }
         if record.name.trim().is_empty() {
-            errors.push(DataError::at(file, Some(*line), "name", &record.name, "must not be empty"));
+            errors.push(DataError::at(
+                file,
+                Some(*line),
+                "name",
+                &record.name,
+                "must not be empty",
+            ));
         }
-        let slug = slug_of(file, *line, record.slug.as_deref(), &record.name, &record.id, "organisation", errors);
+        let slug = slug_of(
+            file,
+            *line,
+            record.slug.as_deref(),
+            &record.name,
+            &record.id,
+            "organisation",
+            errors,
+        );
         let last_edited = timestamp(file, *line, "last_edited", &record.last_edited, errors);
         checks.push(OrgCheck { slug, last_edited });
     }
@@ -214,10 +313,38 @@ fn check_organisations(lines: &[Line<OrganisationRecord>], errors: &mut DataErro
     Orgs { by_id, checks }
 }
 
-fn org_ref(file: &str, line: usize, id: &Uuid, orgs: &Orgs, errors: &mut DataErrors) -> Option<usize> {
-    let found = orgs.by_id.get(id).copied();
+/// What records of other files can be referred to. A reference into a file that failed to
+/// load is not reported when it names nothing: the record it names may be the broken line.
+struct Refs<'a> {
+    orgs: &'a Orgs,
+    categories: &'a HashMap<&'a str, CategoryIx>,
+    areas: &'a HashMap<&'a str, AreaIx>,
+    incomplete: &'a std::collections::BTreeSet<&'static str>,
+}
+
+impl Refs<'_> {
+    /// Reports a reference that names nothing, unless its target file is incomplete.
+    fn dangling(&self, target: &str, errors: &mut DataErrors, error: DataError) {
+        if !self.incomplete.contains(target) {
+            errors.push(error);
+        }
+    }
+}
+
+fn org_ref(file: &str, line: usize, id: &Uuid, refs: &Refs<'_>, errors: &mut DataErrors) -> Option<usize> {
+    let found = refs.orgs.by_id.get(id).copied();
     if found.is_none() {
-        errors.push(DataError::at(file, Some(line), "organisation_id", id, "names no organisation in organisations.jsonl"));
+        refs.dangling(
+            files::ORGANISATIONS,
+            errors,
+            DataError::at(
+                file,
+                Some(line),
+                "organisation_id",
+                id,
+                "names no organisation in organisations.jsonl",
+            ),
+        );
     }
     found
 }
@@ -227,13 +354,13 @@ struct Locations {
     by_id: HashMap<Uuid, (usize, Option<usize>)>,
 }
 
-fn check_locations(lines: &[Line<LocationRecord>], orgs: &Orgs, errors: &mut DataErrors) -> Locations {
+fn check_locations(lines: &[Line<LocationRecord>], refs: &Refs<'_>, errors: &mut DataErrors) -> Locations {
     let file = files::LOCATIONS;
     let mut seen = HashMap::new();
     let mut by_id = HashMap::new();
     for (pos, Line { line, record }) in lines.iter().enumerate() {
         let line = *line;
-        let owner = org_ref(file, line, &record.organisation_id, orgs, errors);
+        let owner = org_ref(file, line, &record.organisation_id, refs, errors);
         if check_unique_id(file, line, record.id, &mut seen, errors) {
             by_id.insert(record.id, (pos, owner));
         }
@@ -247,11 +374,26 @@ fn check_locations(lines: &[Line<LocationRecord>], orgs: &Orgs, errors: &mut Dat
             }
         }
         if record.country.len() != 2 || !record.country.bytes().all(|b| b.is_ascii_uppercase()) {
-            errors.push(DataError::at(file, Some(line), "country", &record.country, "must be two upper-case letters"));
+            errors.push(DataError::at(
+                file,
+                Some(line),
+                "country",
+                &record.country,
+                "must be two upper-case letters",
+            ));
         }
-        for (field, value, limit) in [("latitude", record.latitude, 90.0), ("longitude", record.longitude, 180.0)] {
+        for (field, value, limit) in [
+            ("latitude", record.latitude, 90.0),
+            ("longitude", record.longitude, 180.0),
+        ] {
             if !value.is_finite() || value.abs() > limit {
-                errors.push(DataError::at(file, Some(line), field, value, format!("must be from -{limit} to {limit}")));
+                errors.push(DataError::at(
+                    file,
+                    Some(line),
+                    field,
+                    value,
+                    format!("must be from -{limit} to {limit}"),
+                ));
             }
         }
     }
@@ -268,7 +410,13 @@ fn no_repeats<T: std::hash::Hash + Eq + std::fmt::Display>(
     let mut seen = HashSet::new();
     for (ix, value) in values.iter().enumerate() {
         if !seen.insert(value) {
-            errors.push(DataError::at(file, Some(line), format!("{field}[{ix}]"), value, "is listed twice"));
+            errors.push(DataError::at(
+                file,
+                Some(line),
+                format!("{field}[{ix}]"),
+                value,
+                "is listed twice",
+            ));
         }
     }
 }
@@ -283,10 +431,8 @@ struct ServiceCheck {
 
 fn check_services(
     lines: &[Line<ServiceRecord>],
-    orgs: &Orgs,
+    refs: &Refs<'_>,
     locations: &Locations,
-    category_ix: &HashMap<&str, CategoryIx>,
-    area_ix: &HashMap<&str, AreaIx>,
     errors: &mut DataErrors,
 ) -> Vec<ServiceCheck> {
     let file = files::SERVICES;
@@ -295,31 +441,75 @@ fn check_services(
     for Line { line, record } in lines {
         let line = *line;
         check_unique_id(file, line, record.id, &mut seen, errors);
-        let owner = org_ref(file, line, &record.organisation_id, orgs, errors);
+        let owner = org_ref(file, line, &record.organisation_id, refs, errors);
         if record.name.trim().is_empty() {
-            errors.push(DataError::at(file, Some(line), "name", &record.name, "must not be empty"));
+            errors.push(DataError::at(
+                file,
+                Some(line),
+                "name",
+                &record.name,
+                "must not be empty",
+            ));
         }
-        let slug = slug_of(file, line, record.slug.as_deref(), &record.name, &record.id, "service", errors);
+        let slug = slug_of(
+            file,
+            line,
+            record.slug.as_deref(),
+            &record.name,
+            &record.id,
+            "service",
+            errors,
+        );
         let last_updated = timestamp(file, line, "last_updated", &record.last_updated, errors);
         let mut categories = Vec::new();
         for (ix, slug) in record.categories.iter().enumerate() {
-            match category_ix.get(slug.as_str()) {
+            match refs.categories.get(slug.as_str()) {
                 Some(&c) => categories.push(c),
-                None => errors.push(DataError::at(file, Some(line), format!("categories[{ix}]"), slug, "is no category slug of categories.json")),
+                None => refs.dangling(
+                    files::CATEGORIES,
+                    errors,
+                    DataError::at(
+                        file,
+                        Some(line),
+                        format!("categories[{ix}]"),
+                        slug,
+                        "is no category slug of categories.json",
+                    ),
+                ),
             }
         }
         no_repeats(file, line, "categories", &record.categories, errors);
         let mut areas = Vec::new();
         for (ix, code) in record.service_areas.iter().enumerate() {
-            match area_ix.get(code.as_str()) {
+            match refs.areas.get(code.as_str()) {
                 Some(&a) => areas.push(a),
-                None => errors.push(DataError::at(file, Some(line), format!("service_areas[{ix}]"), code, "is no code of service_areas.json")),
+                None => refs.dangling(
+                    files::SERVICE_AREAS,
+                    errors,
+                    DataError::at(
+                        file,
+                        Some(line),
+                        format!("service_areas[{ix}]"),
+                        code,
+                        "is no code of service_areas.json",
+                    ),
+                ),
             }
         }
         no_repeats(file, line, "service_areas", &record.service_areas, errors);
         for (ix, id) in record.location_ids.iter().enumerate() {
             match locations.by_id.get(id) {
-                None => errors.push(DataError::at(file, Some(line), format!("location_ids[{ix}]"), id, "names no location in locations.jsonl")),
+                None => refs.dangling(
+                    files::LOCATIONS,
+                    errors,
+                    DataError::at(
+                        file,
+                        Some(line),
+                        format!("location_ids[{ix}]"),
+                        id,
+                        "names no location in locations.jsonl",
+                    ),
+                ),
                 Some((_, location_owner)) => {
                     if owner.is_some() && location_owner.is_some() && *location_owner != owner {
                         errors.push(DataError::at(
@@ -334,7 +524,12 @@ fn check_services(
             }
         }
         no_repeats(file, line, "location_ids", &record.location_ids, errors);
-        checks.push(ServiceCheck { slug, last_updated, categories, areas });
+        checks.push(ServiceCheck {
+            slug,
+            last_updated,
+            categories,
+            areas,
+        });
     }
     let line_numbers: Vec<usize> = lines.iter().map(|l| l.line).collect();
     let slugs: Vec<String> = checks.iter().map(|c| c.slug.clone()).collect();
@@ -344,15 +539,29 @@ fn check_services(
 
 /// Built-in aliases extended (or overridden) by `area_code_aliases.csv`.
 fn alias_table(dataset: &Dataset, area_ix: &HashMap<&str, AreaIx>, errors: &mut DataErrors) -> HashMap<String, String> {
-    let mut table: HashMap<String, String> =
-        BUILT_IN_ALIASES.iter().map(|(from, to)| ((*from).to_owned(), (*to).to_owned())).collect();
+    let mut table: HashMap<String, String> = BUILT_IN_ALIASES
+        .iter()
+        .map(|(from, to)| ((*from).to_owned(), (*to).to_owned()))
+        .collect();
     let mut seen = HashMap::new();
     for row in &dataset.aliases {
         if let Some(other) = seen.insert(row.from.clone(), row.line) {
-            errors.push(DataError::at(files::ALIASES, Some(row.line), "from_code", &row.from, format!("is aliased on line {other} too")));
+            errors.push(DataError::at(
+                files::ALIASES,
+                Some(row.line),
+                "from_code",
+                &row.from,
+                format!("is aliased on line {other} too"),
+            ));
         }
-        if !area_ix.contains_key(row.to.as_str()) {
-            errors.push(DataError::at(files::ALIASES, Some(row.line), "to_code", &row.to, "is no code of service_areas.json"));
+        if !area_ix.contains_key(row.to.as_str()) && !dataset.incomplete.contains(files::SERVICE_AREAS) {
+            errors.push(DataError::at(
+                files::ALIASES,
+                Some(row.line),
+                "to_code",
+                &row.to,
+                "is no code of service_areas.json",
+            ));
         }
         table.insert(row.from.clone(), row.to.clone());
     }
@@ -377,7 +586,10 @@ fn resolve_postcodes(dataset: &Dataset, aliases: &HashMap<String, String>) -> Po
         areas.push("XB".to_owned());
         postcodes.push(Postcode {
             code: row.code.clone(),
-            point: Point { lat: row.latitude, lon: row.longitude },
+            point: Point {
+                lat: row.latitude,
+                lon: row.longitude,
+            },
             areas,
         });
     }
@@ -396,11 +608,15 @@ fn resolve(
     postcodes: PostcodeDirectory,
 ) -> Directory {
     // Published organisations, in id order.
-    let mut org_positions: Vec<usize> =
-        (0..dataset.organisations.len()).filter(|&p| dataset.organisations[p].record.published).collect();
+    let mut org_positions: Vec<usize> = (0..dataset.organisations.len())
+        .filter(|&p| dataset.organisations[p].record.published)
+        .collect();
     org_positions.sort_by_key(|&p| dataset.organisations[p].record.id);
-    let org_ix: HashMap<Uuid, OrgIx> =
-        org_positions.iter().enumerate().map(|(ix, &p)| (dataset.organisations[p].record.id, ix as OrgIx)).collect();
+    let org_ix: HashMap<Uuid, OrgIx> = org_positions
+        .iter()
+        .enumerate()
+        .map(|(ix, &p)| (dataset.organisations[p].record.id, ix as OrgIx))
+        .collect();
 
     let mut location_records: Vec<&LocationRecord> = dataset
         .locations
@@ -409,8 +625,11 @@ fn resolve(
         .filter(|r| org_ix.contains_key(&r.organisation_id))
         .collect();
     location_records.sort_by_key(|r| r.id);
-    let location_ix: HashMap<Uuid, LocationIx> =
-        location_records.iter().enumerate().map(|(ix, r)| (r.id, ix as LocationIx)).collect();
+    let location_ix: HashMap<Uuid, LocationIx> = location_records
+        .iter()
+        .enumerate()
+        .map(|(ix, r)| (r.id, ix as LocationIx))
+        .collect();
     let locations_model: Vec<Location> = location_records
         .iter()
         .map(|r| Location {
@@ -424,7 +643,10 @@ fn resolve(
             state: r.state.clone(),
             postal_code: r.postal_code.clone(),
             country: r.country.clone(),
-            point: Point { lat: r.latitude, lon: r.longitude },
+            point: Point {
+                lat: r.latitude,
+                lon: r.longitude,
+            },
         })
         .collect();
     drop(locations);
@@ -484,12 +706,28 @@ fn resolve(
         organisations[service.organisation as usize].services.push(ix as u32);
     }
     for (ix, location) in locations_model.iter().enumerate() {
-        organisations[location.organisation as usize].locations.push(ix as LocationIx);
+        organisations[location.organisation as usize]
+            .locations
+            .push(ix as LocationIx);
     }
-    Directory { organisations, services, locations: locations_model, categories, service_areas, postcodes }
+    Directory {
+        organisations,
+        services,
+        locations: locations_model,
+        categories,
+        service_areas,
+        postcodes,
+    }
 }
 
 /// Loads and validates a dataset directory in one step.
 pub fn load_directory(dir: &std::path::Path) -> Result<Directory, DataErrors> {
-    validate(crate::input::load(dir)?)
+    let (dataset, mut errors) = crate::input::load_partial(dir);
+    match validate(dataset) {
+        Ok(directory) => errors.into_result(directory),
+        Err(more) => {
+            errors.extend(more);
+            Err(errors)
+        }
+    }
 }

@@ -93,6 +93,11 @@ impl DataErrors {
         }
     }
 
+    /// How many errors were found, kept or not.
+    pub fn total(&self) -> usize {
+        self.errors.len() + self.more
+    }
+
     /// Whether nothing was found.
     pub fn is_empty(&self) -> bool {
         self.errors.is_empty()
@@ -114,7 +119,7 @@ impl DataErrors {
 
 impl fmt::Display for DataErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let total = self.errors.len() + self.more;
+        let total = self.total();
         writeln!(f, "the dataset has {total} error{}:", if total == 1 { "" } else { "s" })?;
         for error in &self.errors {
             writeln!(f, "  {error}")?;

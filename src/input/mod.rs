@@ -61,23 +61,46 @@ pub struct Dataset {
     pub postcodes: Vec<PostcodeRow>,
     /// Rows of `area_code_aliases.csv`, when present.
     pub aliases: Vec<AliasRow>,
+    /// Files that could not be read whole (missing, bad JSON, lines that are no records):
+    /// references into them are not checked, since the record named may be the broken one.
+    pub incomplete: std::collections::BTreeSet<&'static str>,
 }
 
 /// Reads every file of the dataset directory `dir`.
 pub fn load(dir: &Path) -> Result<Dataset, DataErrors> {
+    let (dataset, errors) = load_partial(dir);
+    errors.into_result(dataset)
+}
+
+/// Reads what can be read of `dir`: the records that parsed, and every error.
+pub fn load_partial(dir: &Path) -> (Dataset, DataErrors) {
     let mut errors = DataErrors::default();
+    let mut dataset = Dataset::default();
     if !dir.is_dir() {
         errors.push(DataError::file(dir.display().to_string(), "is not a directory"));
-        return Err(errors);
+        dataset.incomplete.extend([
+            files::CATEGORIES,
+            files::SERVICE_AREAS,
+            files::ORGANISATIONS,
+            files::LOCATIONS,
+            files::SERVICES,
+        ]);
+        return (dataset, errors);
     }
-    let mut dataset = Dataset {
-        categories: read_json(dir, files::CATEGORIES, &mut errors).unwrap_or_default(),
-        service_areas: read_json(dir, files::SERVICE_AREAS, &mut errors).unwrap_or_default(),
-        organisations: read_jsonl(dir, files::ORGANISATIONS, &mut errors),
-        locations: read_jsonl(dir, files::LOCATIONS, &mut errors),
-        services: read_jsonl(dir, files::SERVICES, &mut errors),
-        ..Dataset::default()
-    };
+    let mut incomplete = std::collections::BTreeSet::new();
+    let mut e = (&mut errors, &mut incomplete);
+    dataset.categories = tracked(files::CATEGORIES, &mut e, |e| {
+        read_json(dir, files::CATEGORIES, e).unwrap_or_default()
+    });
+    dataset.service_areas = tracked(files::SERVICE_AREAS, &mut e, |e| {
+        read_json(dir, files::SERVICE_AREAS, e).unwrap_or_default()
+    });
+    dataset.organisations = tracked(files::ORGANISATIONS, &mut e, |e| {
+        read_jsonl(dir, files::ORGANISATIONS, e)
+    });
+    dataset.locations = tracked(files::LOCATIONS, &mut e, |e| read_jsonl(dir, files::LOCATIONS, e));
+    dataset.services = tracked(files::SERVICES, &mut e, |e| read_jsonl(dir, files::SERVICES, e));
+    dataset.incomplete = incomplete;
     check_extensions(files::ORGANISATIONS, &dataset.organisations, |r| &r.extra, &mut errors);
     check_extensions(files::LOCATIONS, &dataset.locations, |r| &r.extra, &mut errors);
     check_extensions(files::SERVICES, &dataset.services, |r| &r.extra, &mut errors);
@@ -96,7 +119,22 @@ pub fn load(dir: &Path) -> Result<Dataset, DataErrors> {
     for line in &mut dataset.services {
         line.record.extra.clear();
     }
-    errors.into_result(dataset)
+    (dataset, errors)
+}
+
+/// Runs one file's reader; a file with any load error is marked incomplete, so that
+/// references into it are not checked (the record named may be the broken one).
+fn tracked<T>(
+    name: &'static str,
+    (errors, incomplete): &mut (&mut DataErrors, &mut std::collections::BTreeSet<&'static str>),
+    read: impl FnOnce(&mut DataErrors) -> T,
+) -> T {
+    let before = errors.total();
+    let value = read(errors);
+    if errors.total() > before {
+        incomplete.insert(name);
+    }
+    value
 }
 
 fn read_text(dir: &Path, name: &str, errors: &mut DataErrors) -> Option<String> {
@@ -142,17 +180,36 @@ fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErro
     };
     let mut records = Vec::new();
     // Streamed line by line: a million-service file is never held whole in memory.
-    for (ix, raw) in std::io::BufReader::with_capacity(1 << 20, file).lines().enumerate() {
+    for (ix, bytes) in std::io::BufReader::with_capacity(1 << 20, file)
+        .split(b'\n')
+        .enumerate()
+    {
         let line = ix + 1;
-        let raw = match raw {
-            Ok(raw) => raw,
+        let mut bytes = match bytes {
+            Ok(bytes) => bytes,
             Err(err) => {
                 errors.push(DataError::file(name, format!("cannot be read: {err}")).with_line(line));
                 break;
             }
         };
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        // A line that is not UTF-8 (a Latin-1 export, say) is one error; the next lines are
+        // still read.
+        let raw = match String::from_utf8(bytes) {
+            Ok(raw) => raw,
+            Err(err) => {
+                errors.push(DataError::file(name, format!("not UTF-8: {}", err.utf8_error())).with_line(line));
+                continue;
+            }
+        };
         // Editors on some systems start files with a byte-order mark.
-        let raw = if line == 1 { raw.trim_start_matches('\u{feff}') } else { raw.as_str() };
+        let raw = if line == 1 {
+            raw.trim_start_matches('\u{feff}')
+        } else {
+            raw.as_str()
+        };
         if raw.trim().is_empty() {
             continue;
         }

@@ -219,6 +219,17 @@ fn guess_layout(record: &csv::StringRecord) -> Result<Columns, String> {
         .to_owned())
 }
 
+/// NRS lists a postcode that a boundary splits once per part, with a letter after the unit
+/// postcode (`PA31 8UAA`, `PA31 8UAB`, split indicator `Y`): the unit postcode is the one
+/// people search for, so the letter is dropped (the first part listed wins, as for repeats).
+fn unit_postcode(raw: &str) -> &str {
+    let compact = raw.chars().filter(|c| !c.is_whitespace()).count();
+    match raw.trim_end().char_indices().last() {
+        Some((ix, c)) if compact == 8 && c.is_ascii_alphabetic() => raw[..ix].trim_end(),
+        _ => raw,
+    }
+}
+
 fn parse_row(
     record: &csv::StringRecord,
     columns: Columns,
@@ -245,7 +256,7 @@ fn parse_row(
         return None;
     }
     let raw = field(columns.postcode, "Postcode", errors)?;
-    let Some(code) = normalise_postcode(&raw) else {
+    let Some(code) = normalise_postcode(unit_postcode(&raw)) else {
         errors.push(DataError::at(name, Some(line), "Postcode", &raw, "is not a postcode"));
         return None;
     };

@@ -78,7 +78,18 @@ fn help_explains_every_option() {
         assert!(text.contains(command), "--help lists {command}:\n{text}");
     }
     let cases: [(&str, &[&str]); 2] = [
-        ("build", &["--input", "--output", "--index", "--base-url", "--site-url", "--import-page-size", "--quiet"]),
+        (
+            "build",
+            &[
+                "--input",
+                "--output",
+                "--index",
+                "--base-url",
+                "--site-url",
+                "--import-page-size",
+                "--quiet",
+            ],
+        ),
         ("sample", &["--services", "--seed", "--out"]),
     ];
     for (command, options) in cases {
@@ -93,7 +104,10 @@ fn help_explains_every_option() {
                 .collect::<Vec<_>>()
                 .join(" ");
             // Each option has a sentence of its own, not only its name.
-            assert!(line.split_whitespace().count() >= 5, "{command} --help explains {option}:\n{text}");
+            assert!(
+                line.split_whitespace().count() >= 5,
+                "{command} --help explains {option}:\n{text}"
+            );
         }
     }
 }
@@ -104,4 +118,30 @@ fn bad_usage_exits_2() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--base-url"));
     assert_eq!(common::svcdir(&["build", "--no-such-option"]).status.code(), Some(2));
+}
+
+#[test]
+fn html_views_match_their_reviewed_snapshots() {
+    let work = tempfile::tempdir().unwrap();
+    assert_ok(&common::build(
+        &fixture("small"),
+        work.path(),
+        &["--import-page-size", "4"],
+    ));
+    let public = work.path().join("public");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("snapshots/html");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        for (name, rel) in [
+            ("service_by_slug", "api/v4/services/befriending-line/index.html"),
+            ("organisation_by_slug", "api/v4/organisations/cafe-comhla/index.html"),
+            ("import_page_1", "api/v4/import/index.html"),
+            ("v3_categories", "api/v3/categories/index.html"),
+            ("not_found", "_errors/404.html"),
+        ] {
+            let html = fs::read_to_string(public.join(rel)).unwrap();
+            insta::assert_snapshot!(name, html);
+        }
+    });
 }

@@ -79,7 +79,12 @@ pub fn read_tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
         .map(|e| e.expect("walk"))
         .filter(|e| e.file_type().is_file())
         .map(|e| {
-            let rel = e.path().strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            let rel = e
+                .path()
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             (rel, fs::read(e.path()).unwrap())
         })
         .collect()
