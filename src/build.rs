@@ -4,7 +4,6 @@
 //! Progress is reported through a callback so the binary can draw a bar.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -12,7 +11,7 @@ use rayon::prelude::*;
 use crate::config::BuildConfig;
 use crate::input::DataErrors;
 use crate::render::{RenderContext, RenderError};
-use crate::write::{Staging, WriteError};
+use crate::write::{PublishSummary, Publisher, WriteError};
 
 /// What a build reports as it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,17 +33,20 @@ pub struct BuildSummary {
     pub organisations: usize,
     /// Live postcodes.
     pub postcodes: usize,
-    /// Files written under the output directory.
+    /// Files of the output.
     pub files: usize,
-    /// Bytes written under the output directory.
-    pub bytes: u64,
+    /// What changed compared with the previously published output.
+    pub publish: PublishSummary,
     /// Size of the search index file.
     pub index_bytes: u64,
+    /// The inputs, configuration and program were those of the published output, so
+    /// nothing was read further, rendered or written.
+    pub up_to_date: bool,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
 
-/// Why a build failed; the previous output is untouched in every case.
+/// Why a build failed; the published output is untouched in every case.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// The dataset breaks the input format.
@@ -59,11 +61,38 @@ pub enum BuildError {
     /// The search index could not be written.
     #[error("cannot write the search index: {0}")]
     Index(#[from] crate::index::IndexError),
+    /// The input directory could not be read for its fingerprint.
+    #[error("cannot read {path}: {source}")]
+    Input {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
 }
 
 /// Runs a whole build.
 pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<BuildSummary, BuildError> {
     let started = Instant::now();
+    let mut publisher = Publisher::open(&cfg.output)?;
+    let fingerprint = fingerprint(cfg)?;
+    if publisher.published_fingerprint() == Some(fingerprint.as_str()) && cfg.index.is_file() {
+        // Same input, configuration and program: the published output is already this
+        // build's output, byte for byte.
+        let files = publisher.published().map_or(0, |m| m.files.len());
+        return Ok(BuildSummary {
+            files,
+            publish: PublishSummary {
+                unchanged: files,
+                ..PublishSummary::default()
+            },
+            index_bytes: file_size(&cfg.index),
+            up_to_date: true,
+            seconds: started.elapsed().as_secs_f64(),
+            ..BuildSummary::default()
+        });
+    }
+
     progress(Progress::Stage("loading"));
     let dir = crate::validate::load_directory(&cfg.input)?;
 
@@ -73,47 +102,75 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
         publication: &cfg.publication,
         import_page_size: cfg.import_page_size,
     };
-    let staging = Staging::create(&cfg.output)?;
+    publisher.prepare()?;
     let jobs = ctx.jobs();
     progress(Progress::Jobs(jobs.len()));
-    let files = AtomicUsize::new(0);
-    let bytes = AtomicU64::new(0);
-    jobs.par_iter().try_for_each(|&job| -> Result<(), BuildError> {
-        let outputs = ctx.render(job)?;
-        let mut made_dir: Option<&str> = None;
-        for file in &outputs {
-            let parent = file.path.rsplit_once('/').map_or("", |(p, _)| p);
-            if !parent.is_empty() && made_dir != Some(parent) {
-                staging.create_dir(parent)?;
-                made_dir = Some(parent);
+    let files: usize = jobs
+        .par_iter()
+        .map(|&job| -> Result<usize, BuildError> {
+            let outputs = ctx.render(job)?;
+            for file in &outputs {
+                publisher.put(&file.path, &file.bytes)?;
             }
-            staging.write(&file.path, &file.bytes)?;
-            bytes.fetch_add(file.bytes.len() as u64, Ordering::Relaxed);
-        }
-        files.fetch_add(outputs.len(), Ordering::Relaxed);
-        progress(Progress::JobDone);
-        Ok(())
-    })?;
+            progress(Progress::JobDone);
+            Ok(outputs.len())
+        })
+        .try_reduce(|| 0, |a, b| Ok(a + b))?;
 
     progress(Progress::Stage("indexing"));
-    let index_bytes = write_index(&dir, cfg)?;
+    let index = crate::index::SearchIndex::build(&dir, &cfg.publication);
+    index.write(&cfg.index)?;
 
     progress(Progress::Stage("publishing"));
-    staging.commit()?;
+    let publish = publisher.commit(&fingerprint)?;
     Ok(BuildSummary {
         services: dir.services.len(),
         organisations: dir.organisations.len(),
         postcodes: dir.postcodes.postcodes.len(),
-        files: files.into_inner(),
-        bytes: bytes.into_inner(),
-        index_bytes,
+        files,
+        publish,
+        index_bytes: file_size(&cfg.index),
+        up_to_date: false,
         seconds: started.elapsed().as_secs_f64(),
     })
 }
 
-/// Writes the search index (atomically, beside its final name) and gives its size.
-fn write_index(dir: &crate::model::Directory, cfg: &BuildConfig) -> Result<u64, BuildError> {
-    let index = crate::index::SearchIndex::build(dir, &cfg.publication);
-    index.write(&cfg.index)?;
-    Ok(std::fs::metadata(Path::new(&cfg.index)).map(|m| m.len()).unwrap_or(0))
+fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// BLAKE3 over everything a build's output depends on: the program itself, the
+/// configuration, and every file of the input directory (names and bytes, in name order).
+fn fingerprint(cfg: &BuildConfig) -> Result<String, BuildError> {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+    // Any change to the program (rendering, templates) must rebuild.
+    if let Some(bytes) = std::env::current_exe().ok().and_then(|exe| std::fs::read(exe).ok()) {
+        hasher.update(&bytes);
+    }
+    let config = format!("{:?}|{}", cfg.publication, cfg.import_page_size);
+    hasher.update(&(config.len() as u64).to_le_bytes());
+    hasher.update(config.as_bytes());
+    let input_error = |path: &Path, source| BuildError::Input {
+        path: path.to_owned(),
+        source,
+    };
+    for entry in walkdir::WalkDir::new(&cfg.input).sort_by_file_name() {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(&cfg.input).to_owned();
+            BuildError::Input { path, source: e.into() }
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(&cfg.input).unwrap_or(entry.path());
+        let name = rel.to_string_lossy();
+        hasher.update(&(name.len() as u64).to_le_bytes());
+        hasher.update(name.as_bytes());
+        let file = std::fs::File::open(entry.path()).map_err(|e| input_error(entry.path(), e))?;
+        let len = file.metadata().map_err(|e| input_error(entry.path(), e))?.len();
+        hasher.update(&len.to_le_bytes());
+        hasher.update_reader(file).map_err(|e| input_error(entry.path(), e))?;
+    }
+    Ok(hasher.finalize().to_hex().to_string())
 }

@@ -1,12 +1,30 @@
 //! Writing: the only place that touches the output directory.
 //!
-//! Files go into a staging directory beside the output; only when every file is written is
-//! the staging directory swapped in (an atomic exchange where the kernel offers it), so a
-//! failed or interrupted build leaves the previous output exactly as it was.
+//! The output path is a symbolic link to one of two generation directories kept beside it
+//! (`.public.gens/a` and `.public.gens/b`), so readers always see one complete generation.
+//! A build brings the *inactive* generation up to date, writing only the files whose bytes
+//! differ from what that generation holds and removing the ones that are gone, then points
+//! the link at it with a single atomic rename. A failed or killed build leaves the published
+//! generation, and the link, exactly as they were.
+//!
+//! Each generation carries `_manifest.json` (path → content hash and size), which is both
+//! the record of what the generation holds and what an upload step or a CDN can use.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Name of the manifest inside each generation.
+pub const MANIFEST: &str = "_manifest.json";
+/// Version of the manifest format; another version is treated as no manifest.
+const MANIFEST_VERSION: u32 = 1;
+const GENERATIONS: [&str; 2] = ["a", "b"];
 
 /// Why writing failed.
 #[derive(Debug, thiserror::Error)]
@@ -24,25 +42,95 @@ pub enum WriteError {
     /// A relative output path would leave the output directory.
     #[error("refusing to write outside the output directory: {0:?}")]
     UnsafePath(String),
+    /// The manifest could not be serialised.
+    #[error("cannot serialise the manifest: {0}")]
+    Manifest(#[from] serde_json::Error),
 }
 
 fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> WriteError + 'a {
-    move |source| WriteError::Io { action, path: path.to_owned(), source }
+    move |source| WriteError::Io {
+        action,
+        path: path.to_owned(),
+        source,
+    }
 }
 
-/// A staging directory that becomes the output on [`Staging::commit`], and is removed if
-/// dropped uncommitted.
+/// One file of a manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// BLAKE3 of the content, first 128 bits in hex: a strong ETag.
+    pub hash: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+impl FileEntry {
+    /// The entry of some bytes.
+    pub fn of(bytes: &[u8]) -> FileEntry {
+        let hash = blake3::hash(bytes);
+        FileEntry {
+            hash: hash.to_hex()[..32].to_owned(),
+            size: bytes.len() as u64,
+        }
+    }
+}
+
+/// What a generation holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Format version.
+    pub version: u32,
+    /// Fingerprint of everything the build read (see `build`): equal fingerprints give
+    /// equal outputs, so a build whose fingerprint matches the published one is a no-op.
+    pub fingerprint: String,
+    /// Every file but the manifest, by relative path.
+    pub files: BTreeMap<String, FileEntry>,
+}
+
+impl Manifest {
+    /// Reads a generation's manifest; `None` when absent, unreadable or of another version.
+    fn read(dir: &Path) -> Option<Manifest> {
+        let bytes = fs::read(dir.join(MANIFEST)).ok()?;
+        let manifest: Manifest = serde_json::from_slice(&bytes).ok()?;
+        (manifest.version == MANIFEST_VERSION).then_some(manifest)
+    }
+}
+
+/// What a publication changed, compared with the previously published output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PublishSummary {
+    /// Files that are new or whose bytes changed.
+    pub changed: usize,
+    /// Files with the same bytes as before.
+    pub unchanged: usize,
+    /// Files that no longer exist.
+    pub removed: usize,
+    /// Files actually written to disk (the inactive generation also catches up with the
+    /// previous build's changes).
+    pub written: usize,
+    /// Bytes of every file of the output.
+    pub bytes: u64,
+}
+
+/// The output directory and its two generations.
 #[derive(Debug)]
-pub struct Staging {
-    root: PathBuf,
+pub struct Publisher {
     output: PathBuf,
-    committed: bool,
+    gens: PathBuf,
+    target_name: &'static str,
+    target: PathBuf,
+    /// The published generation's manifest, if there is one.
+    active: Option<Manifest>,
+    /// What the target generation holds on disk, once prepared.
+    held: Manifest,
+    new: Mutex<BTreeMap<String, FileEntry>>,
+    written: AtomicUsize,
+    bytes: AtomicU64,
 }
 
-impl Staging {
-    /// Creates an empty staging directory beside `output`, clearing stale ones left by
-    /// builds that were killed.
-    pub fn create(output: &Path) -> Result<Staging, WriteError> {
+impl Publisher {
+    /// Finds the published generation (if any) and picks the other one as the target.
+    pub fn open(output: &Path) -> Result<Publisher, WriteError> {
         let name = output
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -52,84 +140,266 @@ impl Staging {
             _ => PathBuf::from("."),
         };
         fs::create_dir_all(&parent).map_err(io_err("create", &parent))?;
-        let prefix = format!(".{name}.staging-");
-        if let Ok(entries) = fs::read_dir(&parent) {
-            for entry in entries.flatten() {
-                if entry.file_name().to_string_lossy().starts_with(&prefix) {
-                    let _ = fs::remove_dir_all(entry.path());
+        let gens = parent.join(format!(".{name}.gens"));
+        let active_name = fs::read_link(output)
+            .ok()
+            .and_then(|target| target.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .and_then(|n| GENERATIONS.iter().copied().find(|g| *g == n));
+        let target_name = match active_name {
+            Some("a") => "b",
+            _ => "a",
+        };
+        let active = if active_name.is_some() {
+            Manifest::read(output)
+        } else if output.is_dir() {
+            // A plain directory (an older layout, or made by hand): replaced whole.
+            None
+        } else {
+            None
+        };
+        Ok(Publisher {
+            output: output.to_owned(),
+            target: gens.join(target_name),
+            gens,
+            target_name,
+            active,
+            held: Manifest::default(),
+            new: Mutex::new(BTreeMap::new()),
+            written: AtomicUsize::new(0),
+            bytes: AtomicU64::new(0),
+        })
+    }
+
+    /// The fingerprint of the published output, if it has a manifest.
+    pub fn published_fingerprint(&self) -> Option<&str> {
+        self.active.as_ref().map(|m| m.fingerprint.as_str())
+    }
+
+    /// The published manifest, if any.
+    pub fn published(&self) -> Option<&Manifest> {
+        self.active.as_ref()
+    }
+
+    /// Makes the target generation a known state before anything is written into it:
+    /// its own manifest when it has one, else a hard-linked copy of the published
+    /// generation (else empty). Then marks it dirty by removing its manifest, so that a
+    /// build killed from here on is detected by the next one.
+    pub fn prepare(&mut self) -> Result<(), WriteError> {
+        fs::create_dir_all(&self.gens).map_err(io_err("create", &self.gens))?;
+        match Manifest::read(&self.target) {
+            Some(held) => self.held = held,
+            None => {
+                remove_tree(&self.target)?;
+                fs::create_dir_all(&self.target).map_err(io_err("create", &self.target))?;
+                if let Some(active) = &self.active {
+                    link_tree(&self.output, &self.target, active)?;
+                    self.held = active.clone();
                 }
             }
         }
-        let root = parent.join(format!("{prefix}{}", std::process::id()));
-        fs::create_dir_all(&root).map_err(io_err("create", &root))?;
-        Ok(Staging { root, output: output.to_owned(), committed: false })
-    }
-
-    /// The staging directory.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    /// Creates a directory (and its parents) under the staging root.
-    pub fn create_dir(&self, rel: &str) -> Result<(), WriteError> {
-        let path = self.resolve(rel)?;
-        fs::create_dir_all(&path).map_err(io_err("create", &path))
-    }
-
-    /// Writes one file; its directory must exist (see [`Staging::create_dir`]).
-    pub fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), WriteError> {
-        let path = self.resolve(rel)?;
-        fs::write(&path, bytes).map_err(io_err("write", &path))
-    }
-
-    fn resolve(&self, rel: &str) -> Result<PathBuf, WriteError> {
-        // Paths are made from validated slugs and UUIDs; this is the last line of defence.
-        let safe = !rel.is_empty()
-            && !rel.starts_with('/')
-            && rel.split('/').all(|part| !part.is_empty() && part != "." && part != "..")
-            && !rel.contains(['\\', '\0']);
-        if !safe {
-            return Err(WriteError::UnsafePath(rel.to_owned()));
+        let manifest = self.target.join(MANIFEST);
+        match fs::remove_file(&manifest) {
+            Ok(()) => Ok(()),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(io_err("remove", &manifest)(err)),
         }
-        Ok(self.root.join(rel))
     }
 
-    /// Puts the staged tree in place of the output directory.
-    pub fn commit(mut self) -> Result<(), WriteError> {
-        if self.output.exists() {
-            exchange(&self.root, &self.output)?;
-            // `root` now holds the previous output.
-            fs::remove_dir_all(&self.root).map_err(io_err("remove the previous output", &self.root))?;
-        } else {
-            fs::rename(&self.root, &self.output).map_err(io_err("rename the staging directory to", &self.output))?;
+    /// Puts one file into the target generation, writing it only when the generation does
+    /// not already hold these bytes. Safe to call from many threads.
+    pub fn put(&self, rel: &str, bytes: &[u8]) -> Result<(), WriteError> {
+        let path = resolve(&self.target, rel)?;
+        let entry = FileEntry::of(bytes);
+        let held = self.held.files.get(rel);
+        if held != Some(&entry) {
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(io_err("create", parent))?;
+            }
+            if held.is_some() {
+                // The file may be a hard link shared with the published generation: never
+                // write through it, replace the name instead.
+                let tmp = path.with_file_name(format!(
+                    ".{}.tmp",
+                    path.file_name().unwrap_or_default().to_string_lossy()
+                ));
+                fs::write(&tmp, bytes).map_err(io_err("write", &tmp))?;
+                fs::rename(&tmp, &path).map_err(io_err("rename into", &path))?;
+            } else {
+                fs::write(&path, bytes).map_err(io_err("write", &path))?;
+            }
+            self.written.fetch_add(1, Ordering::Relaxed);
         }
-        self.committed = true;
+        self.bytes.fetch_add(entry.size, Ordering::Relaxed);
+        self.new
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(rel.to_owned(), entry);
+        Ok(())
+    }
+
+    /// Removes what the target holds but the build did not put, writes its manifest, and
+    /// publishes it by pointing the output link at it.
+    pub fn commit(self, fingerprint: &str) -> Result<PublishSummary, WriteError> {
+        let files = self.new.into_inner().unwrap_or_else(|e| e.into_inner());
+        let stale: Vec<&String> = self.held.files.keys().filter(|p| !files.contains_key(*p)).collect();
+        stale
+            .par_iter()
+            .try_for_each(|rel| remove_file_and_empty_parents(&self.target, rel))?;
+
+        let manifest = Manifest {
+            version: MANIFEST_VERSION,
+            fingerprint: fingerprint.to_owned(),
+            files,
+        };
+        write_file_atomically(&self.target.join(MANIFEST), &serde_json::to_vec(&manifest)?)?;
+        sync_dir(&self.target);
+        point_link(&self.output, &self.gens, self.target_name)?;
+
+        let mut summary = PublishSummary {
+            written: self.written.into_inner(),
+            bytes: self.bytes.into_inner(),
+            ..PublishSummary::default()
+        };
+        let empty = BTreeMap::new();
+        let before = self.active.as_ref().map_or(&empty, |m| &m.files);
+        for (path, entry) in &manifest.files {
+            if before.get(path) == Some(entry) {
+                summary.unchanged += 1;
+            } else {
+                summary.changed += 1;
+            }
+        }
+        summary.removed = before.keys().filter(|p| !manifest.files.contains_key(*p)).count();
+        Ok(summary)
+    }
+}
+
+/// Joins a relative output path to a root, refusing anything that could leave it.
+fn resolve(root: &Path, rel: &str) -> Result<PathBuf, WriteError> {
+    // Paths are made from validated slugs and UUIDs; this is the last line of defence.
+    let safe = !rel.is_empty()
+        && !rel.starts_with('/')
+        && rel
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+        && !rel.contains(['\\', '\0'])
+        && rel != MANIFEST;
+    if !safe {
+        return Err(WriteError::UnsafePath(rel.to_owned()));
+    }
+    Ok(root.join(rel))
+}
+
+fn remove_tree(path: &Path) -> Result<(), WriteError> {
+    match fs::remove_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(io_err("remove", path)(err)),
+    }
+}
+
+fn remove_file_and_empty_parents(root: &Path, rel: &str) -> Result<(), WriteError> {
+    let path = resolve(root, rel)?;
+    match fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(io_err("remove", &path)(err)),
+    }
+    // An endpoint folder left empty would still be a directory to a static server.
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d == root || fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+    Ok(())
+}
+
+/// Fills `dst` with hard links to the files of `src` that `manifest` lists (copies where
+/// the file system refuses links): the starting point of an inactive generation.
+fn link_tree(src: &Path, dst: &Path, manifest: &Manifest) -> Result<(), WriteError> {
+    let mut dirs: Vec<&str> = manifest
+        .files
+        .keys()
+        .filter_map(|p| p.rsplit_once('/').map(|(d, _)| d))
+        .collect();
+    dirs.dedup();
+    for dir in dirs {
+        let path = resolve(dst, dir)?;
+        fs::create_dir_all(&path).map_err(io_err("create", &path))?;
+    }
+    manifest.files.par_iter().try_for_each(|(rel, _)| {
+        let from = resolve(src, rel)?;
+        let to = resolve(dst, rel)?;
+        fs::hard_link(&from, &to)
+            .or_else(|_| fs::copy(&from, &to).map(|_| ()))
+            .map_err(io_err("link", &to))
+    })
+}
+
+/// Points `output` at generation `name` with one atomic rename of a fresh link; a plain
+/// directory in the way is swapped out atomically and then removed.
+fn point_link(output: &Path, gens: &Path, name: &str) -> Result<(), WriteError> {
+    let gens_name = gens
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let link_target = PathBuf::from(gens_name).join(name);
+    let tmp = gens.with_file_name(format!(
+        "{}.link-tmp",
+        gens.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let _ = fs::remove_file(&tmp);
+    symlink(&link_target, &tmp).map_err(io_err("create the link", &tmp))?;
+    let is_plain_dir = fs::symlink_metadata(output).map(|m| m.is_dir()).unwrap_or(false);
+    if is_plain_dir {
+        exchange(&tmp, output)?;
+        // `tmp` is now the old directory.
+        remove_tree(&tmp)
+    } else {
+        fs::rename(&tmp, output).map_err(io_err("publish", output))?;
+        if let Some(parent) = output.parent() {
+            sync_dir(parent);
+        }
         Ok(())
     }
 }
 
-impl Drop for Staging {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = fs::remove_dir_all(&self.root);
-        }
-    }
+#[cfg(unix)]
+fn symlink(target: &Path, link: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
 }
 
-/// Swaps two directories: atomically with `renameat2(RENAME_EXCHANGE)` where the kernel
-/// and file system offer it, else by two renames.
+#[cfg(not(unix))]
+fn symlink(_target: &Path, _link: &Path) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "symbolic links are needed to publish",
+    ))
+}
+
+/// Swaps two paths: atomically with `renameat2(RENAME_EXCHANGE)` where the kernel and file
+/// system offer it, else by two renames.
 fn exchange(a: &Path, b: &Path) -> Result<(), WriteError> {
     #[cfg(target_os = "linux")]
     {
-        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        use rustix::fs::{CWD, RenameFlags, renameat_with};
         if renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).is_ok() {
             return Ok(());
         }
     }
     let aside = a.with_extension("previous");
     fs::rename(b, &aside).map_err(io_err("move aside", b))?;
-    fs::rename(a, b).map_err(io_err("rename the staging directory to", b))?;
+    fs::rename(a, b).map_err(io_err("rename into", b))?;
     fs::rename(&aside, a).map_err(io_err("move back", &aside))
+}
+
+/// Flushes a directory's entries, so that a rename survives a power cut (best effort).
+fn sync_dir(dir: &Path) {
+    if let Ok(handle) = fs::File::open(dir) {
+        let _ = handle.sync_all();
+    }
 }
 
 /// Writes a file through a temporary sibling and a rename, so readers never see half of it.
@@ -146,34 +416,112 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError
 mod tests {
     use super::*;
 
+    fn publish(out: &Path, files: &[(&str, &str)], fingerprint: &str) -> PublishSummary {
+        let mut publisher = Publisher::open(out).unwrap();
+        publisher.prepare().unwrap();
+        for (path, content) in files {
+            publisher.put(path, content.as_bytes()).unwrap();
+        }
+        publisher.commit(fingerprint).unwrap()
+    }
+
+    fn tree(out: &Path) -> BTreeMap<String, String> {
+        walkdir::WalkDir::new(out)
+            .into_iter()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(out).unwrap().to_string_lossy().into_owned();
+                (rel, fs::read_to_string(e.path()).unwrap())
+            })
+            .collect()
+    }
+
     #[test]
-    fn commit_replaces_and_drop_discards() {
+    fn publishes_generations_and_writes_only_changes() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("public");
-        fs::create_dir_all(&out).unwrap();
-        fs::write(out.join("old.txt"), "old").unwrap();
+        let first = publish(&out, &[("a/x.json", "1"), ("b/y.json", "2"), ("c/z.json", "3")], "f1");
+        assert_eq!((first.changed, first.written, first.removed), (3, 3, 0));
+        assert_eq!(fs::read_link(&out).unwrap(), Path::new(".public.gens/a"));
 
-        let staging = Staging::create(&out).unwrap();
-        staging.create_dir("a/b").unwrap();
-        staging.write("a/b/new.txt", b"new").unwrap();
-        drop(staging);
-        assert_eq!(fs::read_to_string(out.join("old.txt")).unwrap(), "old");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "staging removed");
+        // Second build: target b starts as links to a; one change, one removal.
+        let second = publish(&out, &[("a/x.json", "1"), ("b/y.json", "two")], "f2");
+        assert_eq!(
+            (second.changed, second.unchanged, second.removed, second.written),
+            (1, 1, 1, 1)
+        );
+        assert_eq!(fs::read_link(&out).unwrap(), Path::new(".public.gens/b"));
+        let now = tree(&out);
+        assert_eq!(now.get("b/y.json").map(String::as_str), Some("two"));
+        assert!(!now.contains_key("c/z.json"));
+        assert!(!out.join("c").exists(), "empty endpoint folder removed");
+        // Writing b never wrote through a's hard link.
+        assert_eq!(
+            fs::read_to_string(dir.path().join(".public.gens/a/b/y.json")).unwrap(),
+            "2"
+        );
 
-        let staging = Staging::create(&out).unwrap();
-        staging.write("new.txt", b"new").unwrap();
-        staging.commit().unwrap();
-        assert!(!out.join("old.txt").exists());
-        assert_eq!(fs::read_to_string(out.join("new.txt")).unwrap(), "new");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "previous output removed");
+        // Third build into a: catches up with the second build's change, adds its own.
+        let third = publish(&out, &[("a/x.json", "one"), ("b/y.json", "two")], "f3");
+        assert_eq!((third.changed, third.unchanged, third.removed), (1, 1, 0));
+        assert_eq!(third.written, 2, "x changed now; y catches up with the second build");
+        assert!(
+            !dir.path().join(".public.gens/a/c/z.json").exists(),
+            "the second build's removal caught up"
+        );
+        let manifest = Manifest::read(&out).unwrap();
+        assert_eq!(manifest.fingerprint, "f3");
+        assert_eq!(manifest.files.len(), 2);
+    }
+
+    #[test]
+    fn an_unfinished_build_changes_nothing_published() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("public");
+        publish(&out, &[("a/x.json", "1")], "f1");
+        let before = tree(&out);
+        let mut publisher = Publisher::open(&out).unwrap();
+        publisher.prepare().unwrap();
+        publisher.put("a/x.json", b"changed").unwrap();
+        drop(publisher); // killed before commit
+        assert_eq!(tree(&out), before);
+        // The next build notices the dirty generation and still gets everything right.
+        let next = publish(&out, &[("a/x.json", "2")], "f2");
+        assert_eq!(next.changed, 1);
+        assert_eq!(tree(&out).get("a/x.json").map(String::as_str), Some("2"));
+    }
+
+    #[test]
+    fn replaces_a_plain_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("public");
+        fs::create_dir_all(out.join("old")).unwrap();
+        fs::write(out.join("old/file"), "x").unwrap();
+        publish(&out, &[("new.json", "1")], "f");
+        assert!(fs::symlink_metadata(&out).unwrap().file_type().is_symlink());
+        assert_eq!(tree(&out).keys().collect::<Vec<_>>(), ["_manifest.json", "new.json"]);
     }
 
     #[test]
     fn refuses_paths_outside() {
         let dir = tempfile::tempdir().unwrap();
-        let staging = Staging::create(&dir.path().join("public")).unwrap();
-        for bad in ["../x", "/etc/x", "a/../../x", "a//b", "a\\b", "a\0b", ""] {
-            assert!(matches!(staging.write(bad, b""), Err(WriteError::UnsafePath(_))), "{bad:?}");
+        let mut publisher = Publisher::open(&dir.path().join("public")).unwrap();
+        publisher.prepare().unwrap();
+        for bad in [
+            "../x",
+            "/etc/x",
+            "a/../../x",
+            "a//b",
+            "a\\b",
+            "a\0b",
+            "",
+            "_manifest.json",
+        ] {
+            assert!(
+                matches!(publisher.put(bad, b""), Err(WriteError::UnsafePath(_))),
+                "{bad:?}"
+            );
         }
     }
 }

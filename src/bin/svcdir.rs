@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use svcdir::build::{BuildError, Progress};
-use svcdir::cli::{BuildArgs, Command, SampleArgs, SvcdirCli, ValidateArgs};
+use svcdir::cli::{BuildArgs, Command, NginxConfigArgs, SampleArgs, ServeArgs, SvcdirCli, ValidateArgs};
 use svcdir::config::BuildConfig;
 
 /// Exit codes: 0 success, 1 bad data or a failed run, 2 bad usage (clap's own).
@@ -20,6 +20,8 @@ fn main() -> ExitCode {
         Command::Build(args) => build(args),
         Command::Validate(args) => validate(args),
         Command::Sample(args) => sample(args),
+        Command::NginxConfig(args) => nginx_config(args),
+        Command::Serve(args) => serve(args),
     }
 }
 
@@ -45,17 +47,7 @@ fn build(args: BuildArgs) -> ExitCode {
     match result {
         Ok(summary) => {
             if !args.quiet {
-                println!(
-                    "built {} from {} services and {} organisations: {} files, {:.1} MB, search index {:.1} MB ({} postcodes) in {:.2} s",
-                    cfg.output.display(),
-                    summary.services,
-                    summary.organisations,
-                    summary.files,
-                    summary.bytes as f64 / 1e6,
-                    summary.index_bytes as f64 / 1e6,
-                    summary.postcodes,
-                    summary.seconds
-                );
+                println!("{}", describe(&cfg, &summary));
             }
             ExitCode::SUCCESS
         }
@@ -68,6 +60,32 @@ fn build(args: BuildArgs) -> ExitCode {
             ExitCode::from(EXIT_FAILURE)
         }
     }
+}
+
+/// The one-line summary of a build.
+fn describe(cfg: &BuildConfig, summary: &svcdir::build::BuildSummary) -> String {
+    let output = cfg.output.display();
+    if summary.up_to_date {
+        return format!(
+            "{output} is up to date ({} files): same input, configuration and program as its last build; nothing written in {:.2} s",
+            summary.files, summary.seconds
+        );
+    }
+    let p = &summary.publish;
+    format!(
+        "built {output} from {} services and {} organisations: {} files, {:.1} MB ({} changed, {} unchanged, {} removed; {} written to disk), search index {:.1} MB ({} postcodes) in {:.2} s",
+        summary.services,
+        summary.organisations,
+        summary.files,
+        p.bytes as f64 / 1e6,
+        p.changed,
+        p.unchanged,
+        p.removed,
+        p.written,
+        summary.index_bytes as f64 / 1e6,
+        summary.postcodes,
+        summary.seconds
+    )
 }
 
 /// A bar on a terminal, nothing otherwise (CI logs get the one-line summary).
@@ -129,4 +147,75 @@ fn sample(args: SampleArgs) -> ExitCode {
             ExitCode::from(EXIT_FAILURE)
         }
     }
+}
+
+fn nginx_config(args: NginxConfigArgs) -> ExitCode {
+    let cfg = match svcdir::nginx::NginxConfig::new(&args.public, &args.listen, &args.search, args.daemon_off) {
+        Ok(cfg) => cfg,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if !cfg.looks_built() {
+        eprintln!(
+            "warning: {} holds no build yet; run `svcdir build --output {}` before starting nginx",
+            cfg.public.display(),
+            cfg.public.display()
+        );
+    }
+    match cfg.render() {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
+    match runtime.block_on(run_preview(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+async fn run_preview(args: ServeArgs) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let site = svcdir::preview::Site::open(&args.public, &args.index)?;
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let address = listener.local_addr().context("cannot read the listening address")?;
+    let url = format!("http://{address}");
+    println!(
+        "svcdir serve: {} and {} on {url}",
+        args.public.display(),
+        args.index.display()
+    );
+    println!("  open {url}/api/v4/categories/ (or {url}/api/v4/services/?postcode=... for a search)");
+    if site.base_url() != url {
+        println!(
+            "  note: the build's links (next, permalink, ...) start with {}; build with --base-url {url} to follow them here",
+            site.base_url()
+        );
+    }
+    println!("  Ctrl-C stops it");
+    svcdir::preview::serve(listener, site.router(), svcdir::server::shutdown_signal())
+        .await
+        .context("server failed")?;
+    Ok(())
 }

@@ -616,14 +616,23 @@ fn check_errors(what: &str, output: &Output, want: &[Want]) -> Result<Vec<String
     Ok(lines)
 }
 
-/// Entries of `work` besides the input, the output and the index (a staging directory or
-/// a half-written index left behind would show here).
+/// Entries of `work` besides the input, the output, its published generation and the
+/// index (a second generation, a temporary link or a half-written index left behind by a
+/// build that failed on its data would show here).
 fn leftovers(work: &Path) -> Vec<String> {
+    let published = fs::read_link(work.join("public")).unwrap_or_default();
     let mut names: Vec<String> = fs::read_dir(work)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !matches!(n.as_str(), "input" | "public" | "search.idx"))
+        .filter(|n| !matches!(n.as_str(), "input" | "public" | "search.idx" | ".public.gens"))
         .collect();
+    if let Ok(generations) = fs::read_dir(work.join(".public.gens")) {
+        names.extend(
+            generations
+                .map(|e| format!(".public.gens/{}", e.unwrap().file_name().to_string_lossy()))
+                .filter(|n| Path::new(n) != published),
+        );
+    }
     names.sort();
     names
 }

@@ -21,6 +21,10 @@ fn every_endpoint_matches_its_reviewed_snapshot() {
         let paths: Vec<&String> = tree.keys().collect();
         insta::assert_json_snapshot!("file_list", paths);
         for (path, bytes) in &tree {
+            // The manifest lists content hashes: reviewed through the files themselves.
+            if path == "_manifest.json" {
+                continue;
+            }
             if let Some(endpoint) = path.strip_suffix("/index.json").or(path.strip_suffix(".json")) {
                 let value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
                 let name = endpoint.replace('/', "__");
