@@ -29,3 +29,26 @@ sample:
 
 clean:
 	rm -rf $(OUTPUT) build
+
+# ---- deploying and trying it out (README, "Deploying") ----
+# Where `make serve` (and nginx, in `make nginx-config`) listen, and where svcdir-search does.
+LISTEN ?= 127.0.0.1:8080
+SEARCH_LISTEN ?= 127.0.0.1:8081
+
+.PHONY: serve nginx-config test-e2e test-browser
+
+## serve: build the default dataset, then serve it as deployed (nginx + svcdir-search in one process)
+serve: build
+	$(CARGO) run --release --bin svcdir -- serve --public $(OUTPUT) --index $(INDEX) --listen $(LISTEN)
+
+## nginx-config: print the nginx.conf that serves $(OUTPUT) and proxies search to $(SEARCH_LISTEN)
+nginx-config:
+	@$(CARGO) run --quiet --release --bin svcdir -- nginx-config --public $(OUTPUT) --listen $(LISTEN) --search $(SEARCH_LISTEN)
+
+## test-e2e: the end-to-end suite over HTTP, against nginx (skipped without it) and svcdir serve
+test-e2e:
+	$(CARGO) test --test e2e
+
+## test-browser: headless Chromium on the HTML views (skipped without it); screenshots in target/screenshots/
+test-browser:
+	$(CARGO) test --test e2e browser:: -- --nocapture

@@ -26,6 +26,19 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Write a deterministic synthetic dataset (for the embedded default and benchmarks).
     Sample(SampleArgs),
+    /// Print an nginx.conf that serves a build and sends the two search paths to
+    /// svcdir-search, with the routing, JSON/HTML negotiation and headers of the API.
+    #[command(
+        long_about = "Print a complete nginx.conf that serves the build in --public and sends \
+/api/v4/services/ and /api/v3/search/ to the svcdir-search servers given with --search. It does the \
+routing, the JSON/HTML negotiation, the headers and the errors of the API.\n\n\
+Run it as `nginx -p PREFIX -c FILE` (add `-g 'daemon off;'` to stay in the foreground): the pid \
+file, logs and temporary files go under PREFIX, so no root is needed."
+    )]
+    NginxConfig(NginxConfigArgs),
+    /// Serve a build and its search index as the deployed API answers (nginx plus
+    /// svcdir-search in one process), for trying it out locally.
+    Serve(ServeArgs),
 }
 
 /// Options of `svcdir build`.
@@ -40,7 +53,7 @@ pub struct BuildArgs {
     /// Where to write the search index read by svcdir-search.
     #[arg(long, value_name = "FILE", default_value = "build/search.idx")]
     pub index: PathBuf,
-    /// Public origin of the API, e.g. https://directory.example.org. Every absolute URL in
+    /// Public origin of the API, e.g. `https://directory.example.org`. Every absolute URL in
     /// every response (next, previous, permalink, directory_url) starts with it.
     #[arg(long, value_name = "URL", env = "SVCDIR_BASE_URL")]
     pub base_url: String,
@@ -76,4 +89,65 @@ pub struct SampleArgs {
     /// Directory to write the dataset into; created when missing, its files overwritten.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+}
+
+/// Answers the two search endpoints of the directory API, `/api/v4/services/` and
+/// `/api/v3/search/` (GET, HEAD, OPTIONS), from an index written by `svcdir build`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "svcdir-search",
+    version,
+    about,
+    long_about = "Answers the two search endpoints of the directory API, /api/v4/services/ and \
+/api/v3/search/ (GET, HEAD, OPTIONS), from a search index written by `svcdir build --index FILE`. \
+Every other path answers 404; put it behind the nginx configuration from `svcdir nginx-config`.\n\n\
+It logs one line per request to stderr (method, path and query, status, microseconds) and stops \
+gracefully on SIGTERM or Ctrl-C, finishing the requests in flight. Exit status: 0 after a clean \
+stop, 1 when the index is missing or unreadable or the address cannot be listened on, 2 on bad \
+usage."
+)]
+pub struct SearchArgs {
+    /// Search index written by `svcdir build --index FILE`. Rebuild it with the same version
+    /// of svcdir when the server says its format version differs.
+    #[arg(long, value_name = "FILE", default_value = "build/search.idx")]
+    pub index: PathBuf,
+    /// Address to listen on, HOST:PORT (port 0 picks a free port; the address is printed).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8081")]
+    pub listen: String,
+    /// Public origin used in `next` and `previous` links, e.g. `https://directory.example.org`.
+    /// Overrides the base URL recorded in the index by `svcdir build --base-url`.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+}
+
+/// Options of `svcdir nginx-config`.
+#[derive(Debug, Args)]
+pub struct NginxConfigArgs {
+    /// The build to serve (`svcdir build --output`); written as an absolute path.
+    #[arg(long, value_name = "DIR", default_value = "public")]
+    pub public: PathBuf,
+    /// Address nginx listens on.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Address of a svcdir-search server; repeat the option for several (nginx spreads the
+    /// searches over them and skips one that does not answer).
+    #[arg(long = "search", value_name = "HOST:PORT", default_value = "127.0.0.1:8081")]
+    pub search: Vec<String>,
+    /// Write `daemon off;` into the configuration (nginx stays in the foreground).
+    #[arg(long)]
+    pub daemon_off: bool,
+}
+
+/// Options of `svcdir serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The build to serve (`svcdir build --output`).
+    #[arg(long, value_name = "DIR", default_value = "public")]
+    pub public: PathBuf,
+    /// The search index of the same build (`svcdir build --index`).
+    #[arg(long, value_name = "FILE", default_value = "build/search.idx")]
+    pub index: PathBuf,
+    /// Address to listen on (port 0 picks a free port; the URL is printed).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: String,
 }

@@ -6,10 +6,16 @@
 pub mod build;
 pub mod cli;
 pub mod config;
+pub mod index;
 pub mod input;
 pub mod model;
+pub mod nginx;
+pub mod preview;
 pub mod render;
+pub mod routing;
 pub mod sample;
+pub mod search;
+pub mod server;
 pub mod validate;
 pub mod views;
 pub mod write;

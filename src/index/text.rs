@@ -10,20 +10,22 @@
 //! stem (rust-stemmers).
 //!
 //! # Matching
-//! A query word `u` may be `k` edits away, where `k` depends on the number of characters of
-//! `u` as typed (after folding): 3 or fewer → 0, 4 to 6 → 1, 7 or more → 2. An edit is an
-//! insertion, deletion or substitution of one character, or a swap of two adjacent ones
-//! (optimal string alignment distance, like the "fuzzy transpositions" of common search
-//! engines). `u` matches a service's word `w` when the distance between `u` and `w` is at most
-//! `k`, **or** the distance between their stems is at most `k`. So `walking` matches `walks`
-//! (same stem), `helth` matches `health` (one edit), and `cat` matches `cats` (same stem) but
-//! never `car`. Comparing both the raw words and the stems catches typos in endings
-//! (`walkng` vs `walking`) as well as typos next to a suffix the stemmer strips.
+//! A query word `u` matches a service's word `w` when they have the same stem, or when `u`
+//! and `w` themselves are at most `k` edits apart, where `k` depends on the number of
+//! characters of `u` (after folding): 3 or fewer → 0, 4 to 6 → 1, 7 or more → 2
+//! (behaviour.md, Search 4). An edit is an insertion, deletion or substitution of one
+//! character, or a swap of two adjacent ones (optimal string alignment distance, like the
+//! "fuzzy transpositions" of common search engines). So `walking` matches `walks` (same
+//! stem), `helth` matches `health` (one edit), `emergancy` matches `emergency` (two edits),
+//! and `tea` matches `teas` (same stem) but never `tee`. Typos are measured on the words as
+//! written, not on stems: stems are short, and allowing the long word's edits on its short
+//! stem would let `walking` match `talk`.
 //!
 //! # Layout
 //! The stored part ([`TextIndex`]) is a sorted dictionary of raw words, each with its stem's
 //! number and a posting list of `(service, fields)` sorted by service, plus the sorted stems.
-//! Length buckets for the fuzzy scans are rebuilt on load ([`TextLookup`]).
+//! The stem → words table and the length buckets of the fuzzy scan are rebuilt on load
+//! ([`TextLookup`]).
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -173,7 +175,11 @@ impl Strings {
 
     /// The `i`-th string ("" when out of range; [`Strings::check`] rules that out on load).
     pub fn get(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends.get(i - 1).copied().unwrap_or(0) as usize };
+        let start = if i == 0 {
+            0
+        } else {
+            self.ends.get(i - 1).copied().unwrap_or(0) as usize
+        };
         let end = self.ends.get(i).copied().unwrap_or(0) as usize;
         self.bytes.get(start..end).unwrap_or("")
     }
@@ -267,7 +273,10 @@ impl TextIndex {
             stems.push(s);
         }
 
-        let mut index = TextIndex { stems, ..TextIndex::default() };
+        let mut index = TextIndex {
+            stems,
+            ..TextIndex::default()
+        };
         index.post_start.push(0);
         for ((word, list), word_stem) in sorted.iter().zip(&term_stems) {
             index.terms.push(word);
@@ -330,15 +339,29 @@ pub struct TextLookup {
     stem_term_start: Vec<u32>,
     stem_term: Vec<u32>,
     terms_by_len: LengthBuckets,
-    stems_by_len: LengthBuckets,
 }
 
 /// String numbers grouped by byte length: those of length `l` are
-/// `ids[start[l]..start[l + 1]]`.
+/// `ids[start[l]..start[l + 1]]`, each with its [`letter_mask`] in `masks`.
 #[derive(Debug, Clone, Default)]
 struct LengthBuckets {
     start: Vec<u32>,
     ids: Vec<u32>,
+    masks: Vec<u32>,
+}
+
+/// The set of characters of a word, as bits (letters one each, digits and the apostrophe
+/// sharing the rest). One edit changes at most two bits (a substitution removes one
+/// character and adds one), so two words whose masks differ in more than `2k` bits are more
+/// than `k` edits apart: a cheap test that skips most of the fuzzy scan.
+pub fn letter_mask(word: &[u8]) -> u32 {
+    word.iter().fold(0, |mask, &b| {
+        mask | match b {
+            b'a'..=b'z' => 1 << (b - b'a'),
+            b'0'..=b'9' => 1 << (26 + (b - b'0') % 5),
+            _ => 1 << 31,
+        }
+    })
 }
 
 impl LengthBuckets {
@@ -353,23 +376,30 @@ impl LengthBuckets {
         }
         let mut fill = counts.clone();
         let mut ids = vec![0u32; strings.len()];
+        let mut masks = vec![0u32; strings.len()];
         for i in 0..strings.len() {
-            let l = strings.get(i).len();
-            ids[fill[l] as usize] = i as u32;
-            fill[l] += 1;
+            let word = strings.get(i);
+            let slot = &mut fill[word.len()];
+            ids[*slot as usize] = i as u32;
+            masks[*slot as usize] = letter_mask(word.as_bytes());
+            *slot += 1;
         }
-        LengthBuckets { start: counts, ids }
+        LengthBuckets {
+            start: counts,
+            ids,
+            masks,
+        }
     }
 
-    /// Ids of strings whose length is within `k` of `len`.
-    fn around(&self, len: usize, k: usize) -> &[u32] {
+    /// Positions (in `ids` and `masks`) of the strings whose length is within `k` of `len`.
+    fn around(&self, len: usize, k: usize) -> std::ops::Range<usize> {
         let last = self.start.len().saturating_sub(2);
         let lo = len.saturating_sub(k).min(last + 1);
         let hi = (len + k).min(last);
         if lo > hi {
-            return &[];
+            return 0..0;
         }
-        &self.ids[self.start[lo] as usize..self.start[hi + 1] as usize]
+        self.start[lo] as usize..self.start[hi + 1] as usize
     }
 }
 
@@ -391,7 +421,6 @@ impl TextLookup {
         }
         TextLookup {
             terms_by_len: LengthBuckets::build(&stored.terms),
-            stems_by_len: LengthBuckets::build(&stored.stems),
             stem_term_start: counts,
             stem_term,
             stored,
@@ -411,22 +440,20 @@ impl TextLookup {
     /// matches, ascending.
     pub fn matching_terms(&self, word: &str) -> Vec<u32> {
         let k = allowance(word.chars().count());
-        let word_stem = stem(word);
         let mut found = Vec::new();
-        if k == 0 {
-            found.extend(self.stored.terms.find(word).map(|t| t as u32));
-            if let Some(s) = self.stored.stems.find(&word_stem) {
-                found.extend_from_slice(self.terms_of_stem(s));
-            }
-        } else {
-            for &t in self.terms_by_len.around(word.len(), k) {
+        if let Some(s) = self.stored.stems.find(&stem(word)) {
+            found.extend_from_slice(self.terms_of_stem(s));
+        }
+        if k > 0 {
+            let mask = letter_mask(word.as_bytes());
+            let buckets = &self.terms_by_len;
+            for pos in buckets.around(word.len(), k) {
+                if (buckets.masks[pos] ^ mask).count_ones() as usize > 2 * k {
+                    continue;
+                }
+                let t = buckets.ids[pos];
                 if osa_within(word.as_bytes(), self.stored.terms.get(t as usize).as_bytes(), k) {
                     found.push(t);
-                }
-            }
-            for &s in self.stems_by_len.around(word_stem.len(), k) {
-                if osa_within(word_stem.as_bytes(), self.stored.stems.get(s as usize).as_bytes(), k) {
-                    found.extend_from_slice(self.terms_of_stem(s as usize));
                 }
             }
         }
@@ -470,7 +497,10 @@ mod tests {
 
     #[test]
     fn words_fold_and_split() {
-        assert_eq!(words("Café Còmhla: Women's  WALKING-group!"), ["cafe", "comhla", "women's", "walking", "group"]);
+        assert_eq!(
+            words("Café Còmhla: Women's  WALKING-group!"),
+            ["cafe", "comhla", "women's", "walking", "group"]
+        );
         assert_eq!(words("'quoted' 24/7 -- ''"), ["quoted", "24", "7"]);
         assert_eq!(query_words("food Food bank food"), ["food", "bank"]);
         assert!(words("  ...  ").is_empty());
@@ -519,11 +549,23 @@ mod tests {
             s.push(w);
         }
         let b = LengthBuckets::build(&s);
-        let mut ids = b.around(3, 1).to_vec();
-        ids.sort_unstable();
-        assert_eq!(ids, [1, 2, 3]);
-        assert_eq!(b.around(9, 2).to_vec(), [4]);
-        assert!(b.around(20, 2).is_empty());
-        assert_eq!(b.around(0, 0).len(), 0);
+        let ids = |len, k| {
+            let mut ids = b.ids[b.around(len, k)].to_vec();
+            ids.sort_unstable();
+            ids
+        };
+        assert_eq!(ids(3, 1), [1, 2, 3]);
+        assert_eq!(ids(9, 2), [4]);
+        assert!(ids(20, 2).is_empty());
+        assert!(ids(0, 0).is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn letter_masks_never_reject_a_match(a in "[a-f0-9']{0,10}", b in "[a-f0-9']{0,10}", k in 1usize..3) {
+            if osa_within(a.as_bytes(), b.as_bytes(), k) {
+                prop_assert!((letter_mask(a.as_bytes()) ^ letter_mask(b.as_bytes())).count_ones() as usize <= 2 * k);
+            }
+        }
     }
 }

@@ -88,8 +88,14 @@ mod tests {
 
     #[test]
     fn distance_glasgow_edinburgh() {
-        let glasgow = Point { lat: 55.8609, lon: -4.2514 };
-        let edinburgh = Point { lat: 55.9533, lon: -3.1883 };
+        let glasgow = Point {
+            lat: 55.8609,
+            lon: -4.2514,
+        };
+        let edinburgh = Point {
+            lat: 55.9533,
+            lon: -3.1883,
+        };
         let d = glasgow.distance_m(edinburgh);
         assert!((66_000.0..68_000.0).contains(&d), "{d}");
         assert_eq!(glasgow.distance_m(glasgow), 0.0);

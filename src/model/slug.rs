@@ -52,10 +52,9 @@ pub fn generate_slug(name: &str, id: &Uuid, fallback: &str) -> String {
 /// A number of up to 8 digits from every byte of the id (FNV-1a), so that ids sharing a
 /// prefix (time-ordered UUIDs, hand-made ones) still get different numbers.
 fn id_number(id: &Uuid) -> u64 {
-    let hash = id
-        .as_bytes()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3));
+    let hash = id.as_bytes().iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
     hash % 100_000_000
 }
 
@@ -68,8 +67,14 @@ mod tests {
 
     #[test]
     fn generated_from_name_and_id() {
-        assert_eq!(generate_slug("Aberdeen Foodbank", &ID, "service"), "aberdeen-foodbank-66824416");
-        assert_eq!(generate_slug("Café Còmhla & Friends!", &ID, "service"), "cafe-comhla-friends-66824416");
+        assert_eq!(
+            generate_slug("Aberdeen Foodbank", &ID, "service"),
+            "aberdeen-foodbank-66824416"
+        );
+        assert_eq!(
+            generate_slug("Café Còmhla & Friends!", &ID, "service"),
+            "cafe-comhla-friends-66824416"
+        );
         assert_eq!(generate_slug("  --  ", &ID, "service"), "service-66824416");
         assert_eq!(generate_slug("日本", &ID, "x"), "ri-ben-66824416");
     }

@@ -46,7 +46,13 @@ mod tests {
 
     #[test]
     fn rejects_non_rfc3339() {
-        for bad in ["", "2024-03-01", "2024-03-01 10:00:00", "yesterday", "2024-13-01T00:00:00Z"] {
+        for bad in [
+            "",
+            "2024-03-01",
+            "2024-03-01 10:00:00",
+            "yesterday",
+            "2024-13-01T00:00:00Z",
+        ] {
             assert!(Timestamp::parse_rfc3339(bad).is_none(), "{bad}");
         }
     }

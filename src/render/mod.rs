@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::model::{Directory, OrgIx, ServiceIx};
 use crate::views::v4::{self, Envelope, OrganisationView, PagedEnvelope, ServiceContext, ServiceView};
-use crate::views::{v3, Publication};
-use html::{render_html, HtmlError, HtmlView};
+use crate::views::{Publication, v3};
+use html::{HtmlError, HtmlView, render_html};
 
 /// Why a response could not be rendered.
 #[derive(Debug, thiserror::Error)]
@@ -134,44 +134,80 @@ impl RenderContext<'_> {
             Job::Service(ix) => {
                 let service = &dir.services[ix as usize];
                 let view = ServiceView::new(dir, publication, service, ServiceContext::Single);
-                let body = Envelope { meta: publication.meta_full(), data: view };
+                let body = Envelope {
+                    meta: publication.meta_full(),
+                    data: view,
+                };
                 let keys = [service.id.to_string(), service.slug.clone()];
                 endpoint_under_keys(&keys, paths::service, &service.name, &body)
             }
             Job::Organisation(ix) => {
                 let org = &dir.organisations[ix as usize];
-                let body = Envelope { meta: publication.meta_full(), data: OrganisationView::new(dir, publication, org) };
+                let body = Envelope {
+                    meta: publication.meta_full(),
+                    data: OrganisationView::new(dir, publication, org),
+                };
                 let keys = [org.id.to_string(), org.slug.clone()];
                 endpoint_under_keys(&keys, paths::organisation, &org.name, &body)
             }
             Job::ImportPage(n) => {
                 let body = self.import_page(n);
                 let title = format!("Import of all services, page {n}");
-                let mut files = endpoint(&paths::import_page(n), &format!("/api/v4/import/?format=json&page={n}"), &title, &body)?;
+                let mut files = endpoint(
+                    &paths::import_page(n),
+                    &format!("/api/v4/import/?format=json&page={n}"),
+                    &title,
+                    &body,
+                )?;
                 if n == 1 {
                     files.extend(endpoint(paths::IMPORT, "/api/v4/import/", &title, &body)?);
                 }
                 Ok(files)
             }
             Job::CategoriesV4 => {
-                let body = Envelope { meta: publication.meta_none(), data: v4::category_tree(dir) };
+                let body = Envelope {
+                    meta: publication.meta_none(),
+                    data: v4::category_tree(dir),
+                };
                 endpoint(paths::CATEGORIES_V4, "/api/v4/categories/", "Categories", &body)
             }
             Job::ServiceAreasV4 => {
-                let body = Envelope { meta: publication.meta_areas(), data: v4::service_areas(dir) };
-                endpoint(paths::SERVICE_AREAS_V4, "/api/v4/service-areas/", "Service areas", &body)
+                let body = Envelope {
+                    meta: publication.meta_areas(),
+                    data: v4::service_areas(dir),
+                };
+                endpoint(
+                    paths::SERVICE_AREAS_V4,
+                    "/api/v4/service-areas/",
+                    "Service areas",
+                    &body,
+                )
             }
-            Job::CategoriesV3 => endpoint(paths::CATEGORIES_V3, "/api/v3/categories/", "Categories (v3)", &v3::categories(dir)),
-            Job::ServiceAreasV3 => {
-                endpoint(paths::SERVICE_AREAS_V3, "/api/v3/service-areas/", "Service areas (v3)", &v3::service_areas(dir))
-            }
+            Job::CategoriesV3 => endpoint(
+                paths::CATEGORIES_V3,
+                "/api/v3/categories/",
+                "Categories (v3)",
+                &v3::categories(dir),
+            ),
+            Job::ServiceAreasV3 => endpoint(
+                paths::SERVICE_AREAS_V3,
+                "/api/v3/service-areas/",
+                "Service areas (v3)",
+                &v3::service_areas(dir),
+            ),
             Job::NotFound => {
                 let body = serde_json::json!({ "detail": "Not found." });
                 let json = json_bytes(paths::ERRORS, &body)?;
                 let html = html_bytes(paths::ERRORS, "Not found", "/", 404, &body)?;
                 Ok(vec![
-                    OutputFile { path: format!("{}/404.json", paths::ERRORS), bytes: json },
-                    OutputFile { path: format!("{}/404.html", paths::ERRORS), bytes: html },
+                    OutputFile {
+                        path: format!("{}/404.json", paths::ERRORS),
+                        bytes: json,
+                    },
+                    OutputFile {
+                        path: format!("{}/404.html", paths::ERRORS),
+                        bytes: html,
+                    },
                 ])
             }
         }
@@ -211,10 +247,19 @@ pub fn json_headers() -> Vec<(String, String)> {
 }
 
 fn json_bytes<T: Serialize>(path: &str, body: &T) -> Result<Vec<u8>, RenderError> {
-    serde_json::to_vec(body).map_err(|source| RenderError::Json { path: path.to_owned(), source })
+    serde_json::to_vec(body).map_err(|source| RenderError::Json {
+        path: path.to_owned(),
+        source,
+    })
 }
 
-fn html_bytes(path: &str, title: &str, request: &str, status: u16, body: &serde_json::Value) -> Result<Vec<u8>, RenderError> {
+fn html_bytes(
+    path: &str,
+    title: &str,
+    request: &str,
+    status: u16,
+    body: &serde_json::Value,
+) -> Result<Vec<u8>, RenderError> {
     let (base, _) = request.split_once('?').unwrap_or((request, ""));
     let view = HtmlView {
         title: title.to_owned(),
@@ -226,15 +271,27 @@ fn html_bytes(path: &str, title: &str, request: &str, status: u16, body: &serde_
     };
     render_html(&view)
         .map(String::into_bytes)
-        .map_err(|source| RenderError::Html { path: path.to_owned(), source })
+        .map_err(|source| RenderError::Html {
+            path: path.to_owned(),
+            source,
+        })
 }
 
 /// `index.json` and `index.html` of one endpoint folder.
 fn endpoint<T: Serialize>(folder: &str, request: &str, title: &str, body: &T) -> Result<Vec<OutputFile>, RenderError> {
-    let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder.to_owned(), source })?;
+    let value = serde_json::to_value(body).map_err(|source| RenderError::Json {
+        path: folder.to_owned(),
+        source,
+    })?;
     Ok(vec![
-        OutputFile { path: format!("{folder}/index.json"), bytes: json_bytes(folder, &value)? },
-        OutputFile { path: format!("{folder}/index.html"), bytes: html_bytes(folder, title, request, 200, &value)? },
+        OutputFile {
+            path: format!("{folder}/index.json"),
+            bytes: json_bytes(folder, &value)?,
+        },
+        OutputFile {
+            path: format!("{folder}/index.html"),
+            bytes: html_bytes(folder, title, request, 200, &value)?,
+        },
     ])
 }
 
@@ -247,13 +304,22 @@ fn endpoint_under_keys<T: Serialize>(
     body: &T,
 ) -> Result<Vec<OutputFile>, RenderError> {
     let mut files = Vec::with_capacity(keys.len() * 2);
-    let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder_of(&keys[0]), source })?;
+    let value = serde_json::to_value(body).map_err(|source| RenderError::Json {
+        path: folder_of(&keys[0]),
+        source,
+    })?;
     let json = json_bytes(&folder_of(&keys[0]), &value)?;
     for key in keys {
         let folder = folder_of(key);
-        files.push(OutputFile { path: format!("{folder}/index.json"), bytes: json.clone() });
+        files.push(OutputFile {
+            path: format!("{folder}/index.json"),
+            bytes: json.clone(),
+        });
         let html = html_bytes(&folder, title, &format!("/{folder}/"), 200, &value)?;
-        files.push(OutputFile { path: format!("{folder}/index.html"), bytes: html });
+        files.push(OutputFile {
+            path: format!("{folder}/index.html"),
+            bytes: html,
+        });
     }
     Ok(files)
 }

@@ -8,12 +8,12 @@
 //! written as they are made, so a million services take bounded memory.
 //!
 //! What the data looks like, and why:
-//! - Places are real Scottish towns ([`towns`]) with the area codes current postcode files
+//! - Places are real Scottish towns (`towns`) with the area codes current postcode files
 //!   carry, including the post-2018 codes that only the alias table maps onto the fixed
 //!   list of service areas; services name only codes of that list.
 //! - Services mix coverage the way the directory does: mostly local (locations only),
 //!   some local plus their council area, some area-only, a few national, a few with neither.
-//! - Contact details are fictional (`example.org`, Ofcom drama numbers); see [`text`].
+//! - Contact details are fictional (`example.org`, Ofcom drama numbers); see `text`.
 
 mod postcodes;
 mod text;

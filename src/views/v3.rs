@@ -3,7 +3,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
-use super::{area_views, category_refs, location_views, AreaTypeForm, AreaView, CategoryRef, LocationView};
+use super::{AreaTypeForm, AreaView, CategoryRef, LocationView, area_views, category_refs, location_views};
 use crate::model::{Directory, Service};
 
 /// The v3 search page: `{count, next, previous, results}`, no `meta`.
@@ -59,7 +59,10 @@ impl<'a> ServiceV3<'a> {
         let org = dir.organisation_of(service);
         ServiceV3 {
             id: service.id,
-            organisation: OrganisationRefV3 { id: org.id, name: &org.name },
+            organisation: OrganisationRefV3 {
+                id: org.id,
+                name: &org.name,
+            },
             name: &service.name,
             description: &service.description,
             url: &service.url,
@@ -101,5 +104,8 @@ pub fn categories(dir: &Directory) -> Vec<CategoryV3<'_>> {
 
 /// The v3 service-area list: numeric types.
 pub fn service_areas(dir: &Directory) -> Vec<AreaView<'_>> {
-    dir.service_areas.iter().map(|a| AreaView::new(a, AreaTypeForm::Numeric)).collect()
+    dir.service_areas
+        .iter()
+        .map(|a| AreaView::new(a, AreaTypeForm::Numeric))
+        .collect()
 }

@@ -4,8 +4,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    area_views, category_refs, location_views, AreaTypeForm, AreaView, CategoryRef, LocationView, Meta,
-    Publication,
+    AreaTypeForm, AreaView, CategoryRef, LocationView, Meta, Publication, area_views, category_refs, location_views,
 };
 use crate::model::{CategoryIx, Directory, Organisation, Service};
 
@@ -247,5 +246,8 @@ pub fn category_tree(dir: &Directory) -> Vec<CategoryNode<'_>> {
 
 /// The v4 service-area list: type names.
 pub fn service_areas(dir: &Directory) -> Vec<AreaView<'_>> {
-    dir.service_areas.iter().map(|a| AreaView::new(a, AreaTypeForm::Name)).collect()
+    dir.service_areas
+        .iter()
+        .map(|a| AreaView::new(a, AreaTypeForm::Name))
+        .collect()
 }

@@ -1,0 +1,438 @@
+//! Load benchmark of `svcdir-search` (`make bench-search`, or
+//! `cargo bench --bench search_load`).
+//!
+//! For each size (default 10,000 and 100,000 services; `SVCDIR_BENCH_SIZES=10000` to
+//! choose): generates a sample dataset (`svcdir::sample::generate`, seed 2024), loads and
+//! validates it, builds and writes the search index, times reading the index back, starts
+//! the real `svcdir-search` binary on a free loopback port, and drives it with a mixed query
+//! file (written to `target/bench-search/queries-N.txt`, derived deterministically from the
+//! dataset's postcodes, words and categories) from 64 keep-alive HTTP/1.1 connections on a
+//! 2-thread tokio runtime, for `SVCDIR_BENCH_SECONDS` (default 10) after a 2 s warm-up.
+//! Run without `--bench` (as `cargo test --all-targets` does) it only makes a 1-second smoke
+//! run on 300 services.
+//! Reports requests/s, p50/p99/max latency, the index load time and the server's peak RSS
+//! (VmHWM), as a Markdown table on stdout.
+//!
+//! Traffic goes to 127.0.0.1 only; every loop is bounded in time and the server is stopped
+//! (SIGTERM) at the end of each size.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use svcdir::index::SearchIndex;
+use svcdir::model::Directory;
+use svcdir::views::Publication;
+
+const CONNECTIONS: usize = 64;
+const CLIENT_THREADS: usize = 2;
+const QUERIES: usize = 5000;
+
+/// The server process; stopped on drop.
+struct Server {
+    child: Child,
+    address: String,
+    log: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl Server {
+    fn start(index: &Path, log: PathBuf) -> Server {
+        let file = std::fs::File::create(&log).expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_svcdir-search"))
+            .args([
+                "--index",
+                index.to_str().expect("utf-8 path"),
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(file))
+            .spawn()
+            .expect("svcdir-search starts");
+        let mut server = Server {
+            child,
+            address: String::new(),
+            log,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while server.address.is_empty() {
+            assert!(Instant::now() < deadline, "server did not start: {}", server.log_text());
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("server exited with {status}: {}", server.log_text());
+            }
+            if let Some(address) = server.log_text().split("listening on http://").nth(1) {
+                server.address = address.lines().next().unwrap_or("").trim().to_owned();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Peak resident set size in MB (VmHWM).
+    fn peak_rss_mb(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map(|kb| kb / 1024.0)
+            .unwrap_or(f64::NAN)
+    }
+
+    fn stop(mut self) -> Option<i32> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+/// A deterministic mix of queries over the dataset: postcode only at various radii and
+/// pages, with `q`, with `category`, with `location_type`, and combinations; v4 and v3.
+fn queries(dir: &Directory, seed: u64) -> Vec<String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut words: Vec<String> = dir
+        .services
+        .iter()
+        .step_by(97)
+        .flat_map(|s| svcdir::index::text::words(&s.name))
+        .chain(
+            dir.categories
+                .nodes
+                .iter()
+                .flat_map(|n| svcdir::index::text::words(&n.name)),
+        )
+        .filter(|w| w.len() >= 4)
+        .collect();
+    words.sort();
+    words.dedup();
+    let slugs: Vec<&str> = dir.categories.nodes.iter().map(|n| n.slug.as_str()).collect();
+    let postcodes = &dir.postcodes.postcodes;
+    (0..QUERIES)
+        .map(|_| {
+            let postcode = &postcodes[rng.gen_range(0..postcodes.len())].code;
+            let mut q = form_urlencoded::Serializer::new(String::new());
+            q.append_pair("postcode", postcode);
+            let kind = rng.gen_range(0..100);
+            let radius = *[1000u32, 2000, 5000, 5000, 10_000, 20_000]
+                .choose(&mut rng)
+                .expect("radii");
+            if radius != 5000 {
+                q.append_pair("radius", &radius.to_string());
+            }
+            if (40..60).contains(&kind) || kind >= 95 {
+                let word = words.choose(&mut rng).expect("words");
+                q.append_pair("q", word);
+            }
+            if (60..80).contains(&kind) || kind >= 95 {
+                let n = rng.gen_range(1..3);
+                let chosen: Vec<&str> = (0..n).map(|_| *slugs.choose(&mut rng).expect("slugs")).collect();
+                q.append_pair("category", &chosen.join(","));
+            }
+            if (80..95).contains(&kind) {
+                q.append_pair("location_type", if rng.gen_bool(0.5) { "local" } else { "national" });
+            }
+            let v3 = rng.gen_bool(0.1);
+            if !v3 && rng.gen_bool(0.2) {
+                q.append_pair("page_size", ["25", "50", "100"].choose(&mut rng).expect("sizes"));
+            }
+            let page = *[1u32, 1, 1, 1, 1, 1, 2, 2, 3].choose(&mut rng).expect("pages");
+            if page > 1 {
+                q.append_pair("page", &page.to_string());
+            }
+            let path = if v3 { "/api/v3/search/" } else { "/api/v4/services/" };
+            format!("{path}?{}", q.finish())
+        })
+        .collect()
+}
+
+#[derive(Default)]
+struct Load {
+    latencies_us: Vec<u32>,
+    statuses: [u64; 6],
+    bytes: u64,
+    errors: u64,
+}
+
+/// One keep-alive connection sending the queries in turn until `stop`.
+async fn connection(address: String, queries: Arc<Vec<String>>, start: usize, stop: Arc<AtomicBool>) -> Load {
+    let mut load = Load::default();
+    let mut n = start;
+    'reconnect: while !stop.load(Ordering::Relaxed) {
+        let Ok(stream) = tokio::net::TcpStream::connect(&address).await else {
+            load.errors += 1;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let Ok((mut sender, conn)) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await
+        else {
+            load.errors += 1;
+            continue;
+        };
+        tokio::spawn(conn);
+        while !stop.load(Ordering::Relaxed) {
+            let target = &queries[n % queries.len()];
+            n += 1;
+            let request = hyper::Request::get(target.as_str())
+                .header("host", "127.0.0.1")
+                .body(Empty::<Bytes>::new())
+                .expect("request");
+            let started = Instant::now();
+            let Ok(response) = sender.send_request(request).await else {
+                load.errors += 1;
+                continue 'reconnect;
+            };
+            let status = response.status().as_u16();
+            let Ok(body) = response.into_body().collect().await else {
+                load.errors += 1;
+                continue 'reconnect;
+            };
+            load.latencies_us
+                .push(started.elapsed().as_micros().min(u32::MAX as u128) as u32);
+            load.statuses[(status / 100).min(5) as usize] += 1;
+            load.bytes += body.to_bytes().len() as u64;
+        }
+    }
+    load
+}
+
+/// Runs the connections for `duration`, after a warm-up whose results are dropped.
+fn drive(address: &str, queries: Arc<Vec<String>>, warm_up: Duration, duration: Duration) -> (Load, Duration) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(CLIENT_THREADS)
+        .enable_all()
+        .build()
+        .expect("client runtime");
+    runtime.block_on(async {
+        let run = |length: Duration| {
+            let stop = Arc::new(AtomicBool::new(false));
+            let tasks: Vec<_> = (0..CONNECTIONS)
+                .map(|c| {
+                    tokio::spawn(connection(
+                        address.to_owned(),
+                        queries.clone(),
+                        c * queries.len() / CONNECTIONS,
+                        stop.clone(),
+                    ))
+                })
+                .collect();
+            let stopper = stop.clone();
+            async move {
+                let started = Instant::now();
+                tokio::time::sleep(length).await;
+                stopper.store(true, Ordering::Relaxed);
+                let mut total = Load::default();
+                for task in tasks {
+                    let load = task.await.expect("connection task");
+                    total.latencies_us.extend(load.latencies_us);
+                    for (t, s) in total.statuses.iter_mut().zip(load.statuses) {
+                        *t += s;
+                    }
+                    total.bytes += load.bytes;
+                    total.errors += load.errors;
+                }
+                (total, started.elapsed())
+            }
+        };
+        let _ = run(warm_up).await;
+        run(duration).await
+    })
+}
+
+fn percentile(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1] as f64 / 1000.0
+}
+
+struct Row {
+    services: usize,
+    postcodes: usize,
+    index_mb: f64,
+    build_s: f64,
+    load_ms: f64,
+    server_load_ms: String,
+    rps: f64,
+    p50: f64,
+    p99: f64,
+    max: f64,
+    rss_mb: f64,
+    statuses: String,
+    exit: Option<i32>,
+}
+
+fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
+    let work = tempfile::tempdir().expect("temp dir");
+    let input = work.path().join("input");
+    let cfg = svcdir::sample::SampleConfig {
+        services: size,
+        seed: 2024,
+        out: input.clone(),
+    };
+    svcdir::sample::generate(&cfg).expect("sample dataset");
+    let dir = svcdir::validate::load_directory(&input).unwrap_or_else(|e| panic!("dataset loads: {e:?}"));
+    let publication = Publication::with_defaults("http://127.0.0.1:8081".into(), "http://127.0.0.1:8080".into());
+
+    let started = Instant::now();
+    let index = SearchIndex::build(&dir, &publication);
+    let index_path = work.path().join("search.idx");
+    index.write(&index_path).expect("index written");
+    let build_s = started.elapsed().as_secs_f64();
+    drop(index);
+    let index_mb = std::fs::metadata(&index_path)
+        .map(|m| m.len() as f64 / 1e6)
+        .unwrap_or(f64::NAN);
+
+    // Index load: best of 5 reads (file in the page cache, as after any restart).
+    let load_ms = (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            let index = SearchIndex::read(&index_path).expect("index reads");
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            drop(index);
+            ms
+        })
+        .fold(f64::INFINITY, f64::min);
+
+    let queries = queries(&dir, 7);
+    let query_file = out.join(format!("queries-{size}.txt"));
+    let mut file = std::fs::File::create(&query_file).expect("query file");
+    for q in &queries {
+        writeln!(file, "{q}").expect("write query");
+    }
+    let postcodes = dir.postcodes.postcodes.len();
+    drop(dir);
+
+    let server = Server::start(&index_path, work.path().join("server.log"));
+    let server_load_ms = server
+        .log_text()
+        .split(" in ")
+        .nth(1)
+        .and_then(|rest| rest.split(" ms").next())
+        .unwrap_or("?")
+        .to_owned();
+    let (load, elapsed) = drive(
+        &server.address,
+        Arc::new(queries),
+        warm_up,
+        Duration::from_secs(seconds),
+    );
+    let rss_mb = server.peak_rss_mb();
+    let exit = server.stop();
+
+    let mut latencies = load.latencies_us;
+    latencies.sort_unstable();
+    let statuses = format!(
+        "2xx {} / 4xx {} / 5xx {} / errors {}",
+        load.statuses[2], load.statuses[4], load.statuses[5], load.errors
+    );
+    Row {
+        services: size,
+        postcodes,
+        index_mb,
+        build_s,
+        load_ms,
+        server_load_ms,
+        rps: latencies.len() as f64 / elapsed.as_secs_f64(),
+        p50: percentile(&latencies, 50.0),
+        p99: percentile(&latencies, 99.0),
+        max: percentile(&latencies, 100.0),
+        rss_mb,
+        statuses,
+        exit,
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`. Without it (`cargo test --all-targets` runs every bench
+    // target once, unoptimised) only a smoke run: a small dataset for one second, which
+    // still checks that the whole harness works.
+    let benching = std::env::args().any(|a| a == "--bench");
+    let (default_sizes, default_seconds) = if benching { ("10000,100000", 10) } else { ("300", 1) };
+    let sizes: Vec<usize> = std::env::var("SVCDIR_BENCH_SIZES")
+        .ok()
+        .filter(|_| benching)
+        .unwrap_or_else(|| default_sizes.into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let seconds: u64 = std::env::var("SVCDIR_BENCH_SECONDS")
+        .ok()
+        .filter(|_| benching)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default_seconds);
+    let warm_up = if benching {
+        Duration::from_secs(2)
+    } else {
+        Duration::from_millis(200)
+    };
+    if !benching {
+        eprintln!("search_load: smoke run (300 services, 1 s); `cargo bench --bench search_load` for figures");
+    }
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-search");
+    std::fs::create_dir_all(&out).expect("output directory");
+
+    let mut table = String::from(
+        "| services | postcodes | index file | build+write | index load (bench / server) | requests/s | p50 | p99 | max | server peak RSS | responses | exit |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
+    );
+    for size in sizes {
+        eprintln!("search_load: {size} services ...");
+        let row = bench(size, seconds, warm_up, &out);
+        let _ = writeln!(
+            table,
+            "| {} | {} | {:.1} MB | {:.1} s | {:.0} ms / {} ms | {:.0} | {:.2} ms | {:.2} ms | {:.1} ms | {:.0} MB | {} | {} |",
+            row.services,
+            row.postcodes,
+            row.index_mb,
+            row.build_s,
+            row.load_ms,
+            row.server_load_ms,
+            row.rps,
+            row.p50,
+            row.p99,
+            row.max,
+            row.rss_mb,
+            row.statuses,
+            row.exit.map(|c| c.to_string()).unwrap_or_else(|| "none".into()),
+        );
+    }
+    println!(
+        "\n{CONNECTIONS} connections, {CLIENT_THREADS} client threads, {seconds} s after a {:.1} s warm-up\n",
+        warm_up.as_secs_f64()
+    );
+    println!("{table}");
+}

@@ -1,0 +1,403 @@
+//! The search index: everything `svcdir-search` needs to answer a search, in one file.
+//!
+//! It owns the index's contents and its file format; it does not parse requests or decide
+//! which services match (that is `search`). [`SearchIndex::build`] is called by
+//! `svcdir build` on the same [`Directory`] and [`Publication`] the static files come from,
+//! so search results are rendered with the same views and say the same things.
+//!
+//! # File format
+//! `MAGIC` (8 bytes), the format version (`u32`, little-endian), then one postcard value:
+//! the publication, the directory and the stored text index. Everything else (the R-tree,
+//! per-service location vectors, area posting lists, ...) is cheap to derive and is rebuilt
+//! on load, which keeps the file small and the format simple. After decoding, every index
+//! that a request could follow is checked, so a damaged file is refused at start-up instead
+//! of panicking on some request. Bump [`FORMAT_VERSION`] whenever the encoded shape changes
+//! (including any change to the model's serde shape).
+
+pub mod spatial;
+pub mod text;
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{AreaIx, Directory, ServiceIx};
+use crate::views::Publication;
+use spatial::{SpatialIndex, UnitVector, unit_vector};
+use text::{TextIndex, TextLookup};
+
+/// First bytes of every index file.
+pub const MAGIC: [u8; 8] = *b"SVCDIDX\0";
+/// Version of the encoding written after the magic bytes.
+pub const FORMAT_VERSION: u32 = 1;
+const HEADER_LEN: usize = MAGIC.len() + 4;
+
+/// Why an index could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// There is no file at the path.
+    #[error("search index {} does not exist (write it with `svcdir build --index FILE`)", path.display())]
+    Missing {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The file exists but could not be read.
+    #[error("cannot read search index {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file does not start with [`MAGIC`].
+    #[error("{} is not a svcdir search index (its first bytes are not the index's magic bytes)", path.display())]
+    BadMagic {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file was written in another format version.
+    #[error(
+        "search index {} has format version {found}, this program reads version {supported}; \
+         rebuild it with the matching `svcdir build`",
+        path.display()
+    )]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version in the file.
+        found: u32,
+        /// The version this program reads.
+        supported: u32,
+    },
+    /// The body does not decode, or decodes to inconsistent data.
+    #[error("search index {} is corrupt: {reason}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The index could not be encoded.
+    #[error("cannot encode the search index: {0}")]
+    Encode(#[from] postcard::Error),
+    /// Writing or renaming the file failed.
+    #[error("cannot write search index {}: {source}", path.display())]
+    Write {
+        /// The file being written.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Offsets into a flat array: the items of key `k` are `items[start[k]..start[k + 1]]`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Csr<T> {
+    start: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T> Csr<T> {
+    /// Builds from `(key, item)` pairs, keeping the pairs' order within a key.
+    fn from_pairs(keys: usize, pairs: impl Iterator<Item = (usize, T)> + Clone) -> Csr<T>
+    where
+        T: Copy + Default,
+    {
+        let mut start = vec![0u32; keys + 1];
+        for (k, _) in pairs.clone() {
+            start[k + 1] += 1;
+        }
+        for k in 1..start.len() {
+            start[k] += start[k - 1];
+        }
+        let mut fill = start.clone();
+        let mut items = vec![T::default(); start[keys] as usize];
+        for (k, item) in pairs {
+            items[fill[k] as usize] = item;
+            fill[k] += 1;
+        }
+        Csr { start, items }
+    }
+
+    /// The items of `key` (empty when out of range).
+    #[inline]
+    pub(crate) fn get(&self, key: usize) -> &[T] {
+        match (self.start.get(key), self.start.get(key + 1)) {
+            (Some(&a), Some(&b)) => &self.items[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+}
+
+/// Everything a search needs: the directory itself (results are rendered from it with the
+/// static build's views), the publication, and the structures that make a search fast.
+#[derive(Debug)]
+pub struct SearchIndex {
+    pub(crate) directory: Directory,
+    pub(crate) publication: Publication,
+    pub(crate) text: TextLookup,
+    /// Locations of area-less services.
+    pub(crate) spatial: SpatialIndex,
+    /// Unit vectors of each service's locations, for its distance key.
+    pub(crate) service_points: Csr<UnitVector>,
+    /// Services without service areas at each location: the only ones a location within
+    /// the radius can make match (see [`SpatialIndex`]).
+    pub(crate) location_services: Csr<ServiceIx>,
+    /// Services in each service area, ascending.
+    pub(crate) area_services: Csr<ServiceIx>,
+    /// Whether each service has an area of kind Country or Region (Search 6).
+    pub(crate) national: Vec<bool>,
+    /// Each service's position in (name, id) order: the last two keys of Search 7 as one
+    /// integer, so that ordering never touches the strings.
+    pub(crate) name_rank: Vec<u32>,
+    /// Service area by code.
+    pub(crate) area_by_code: HashMap<String, AreaIx>,
+}
+
+/// The encoded body, borrowed for writing.
+#[derive(Serialize)]
+struct StoredRef<'a> {
+    publication: &'a Publication,
+    directory: &'a Directory,
+    text: &'a TextIndex,
+}
+
+/// The encoded body, owned for reading.
+#[derive(Deserialize)]
+struct Stored {
+    publication: Publication,
+    directory: Directory,
+    text: TextIndex,
+}
+
+impl SearchIndex {
+    /// Builds the index of a validated directory.
+    pub fn build(dir: &Directory, publication: &Publication) -> SearchIndex {
+        let text = TextIndex::build(dir);
+        SearchIndex::derive(dir.clone(), publication.clone(), text)
+    }
+
+    fn derive(directory: Directory, publication: Publication, text: TextIndex) -> SearchIndex {
+        let dir = &directory;
+        let service_points = Csr::from_pairs(
+            dir.services.len(),
+            dir.services.iter().enumerate().flat_map(|(ix, s)| {
+                s.locations
+                    .iter()
+                    .map(move |&l| (ix, unit_vector(dir.locations[l as usize].point)))
+            }),
+        );
+        let location_services = Csr::from_pairs(
+            dir.locations.len(),
+            dir.services
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.service_areas.is_empty())
+                .flat_map(|(ix, s)| s.locations.iter().map(move |&l| (l as usize, ix as ServiceIx))),
+        );
+        let area_services = Csr::from_pairs(
+            dir.service_areas.len(),
+            dir.services
+                .iter()
+                .enumerate()
+                .flat_map(|(ix, s)| s.service_areas.iter().map(move |&a| (a as usize, ix as ServiceIx))),
+        );
+        let national = dir
+            .services
+            .iter()
+            .map(|s| {
+                s.service_areas
+                    .iter()
+                    .any(|&a| dir.service_areas[a as usize].kind.is_national())
+            })
+            .collect();
+        let area_by_code = dir
+            .service_areas
+            .iter()
+            .enumerate()
+            .map(|(ix, a)| (a.code.clone(), ix as AreaIx))
+            .collect();
+        let spatial = SpatialIndex::build(dir);
+        let mut by_name: Vec<u32> = (0..dir.services.len() as u32).collect();
+        by_name.sort_unstable_by(|&a, &b| {
+            let (a, b) = (&dir.services[a as usize], &dir.services[b as usize]);
+            a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id))
+        });
+        let mut name_rank = vec![0u32; by_name.len()];
+        for (rank, &ix) in by_name.iter().enumerate() {
+            name_rank[ix as usize] = rank as u32;
+        }
+        SearchIndex {
+            name_rank,
+            text: TextLookup::new(text),
+            spatial,
+            service_points,
+            location_services,
+            area_services,
+            national,
+            area_by_code,
+            directory,
+            publication,
+        }
+    }
+
+    /// The directory the index was built from.
+    pub fn directory(&self) -> &Directory {
+        &self.directory
+    }
+
+    /// The publication recorded at build time (base URL, site URL, licence, attribution).
+    pub fn publication(&self) -> &Publication {
+        &self.publication
+    }
+
+    /// Number of distinct indexed words.
+    pub fn term_count(&self) -> usize {
+        self.text.stored().term_count()
+    }
+
+    /// Number of locations in the R-tree (those of services without service areas).
+    pub fn spatial_len(&self) -> usize {
+        self.spatial.len()
+    }
+
+    /// The encoded file: header, then postcard.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, IndexError> {
+        let mut bytes = Vec::with_capacity(HEADER_LEN + 1024);
+        bytes.extend_from_slice(&MAGIC);
+        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let stored = StoredRef {
+            publication: &self.publication,
+            directory: &self.directory,
+            text: self.text.stored(),
+        };
+        Ok(postcard::to_extend(&stored, bytes)?)
+    }
+
+    /// Decodes and checks an encoded index; `path` only names the source in errors.
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SearchIndex, IndexError> {
+        let stored = decode(bytes, path)?;
+        Ok(SearchIndex::derive(stored.directory, stored.publication, stored.text))
+    }
+
+    /// Writes the index to `path`: into a temporary file beside it, then renamed over it, so
+    /// that a reader never sees half a file. Creates the parent directory when missing.
+    pub fn write(&self, path: &Path) -> Result<(), IndexError> {
+        let bytes = self.to_bytes()?;
+        let write_err = |source| IndexError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(write_err)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "search.idx".into());
+        let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+        let result = (|| {
+            let mut file = std::fs::File::create(&temp)?;
+            file.write_all(&bytes)?;
+            file.sync_all()?;
+            std::fs::rename(&temp, path)
+        })();
+        if let Err(source) = result {
+            let _ = std::fs::remove_file(&temp);
+            return Err(write_err(source));
+        }
+        Ok(())
+    }
+
+    /// Reads an index written by [`SearchIndex::write`].
+    pub fn read(path: &Path) -> Result<SearchIndex, IndexError> {
+        let bytes = std::fs::read(path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => IndexError::Missing {
+                path: path.to_path_buf(),
+            },
+            _ => IndexError::Read {
+                path: path.to_path_buf(),
+                source,
+            },
+        })?;
+        let stored = decode(&bytes, path)?;
+        // Free the file's bytes before building the derived structures: a lower peak RSS.
+        drop(bytes);
+        Ok(SearchIndex::derive(stored.directory, stored.publication, stored.text))
+    }
+}
+
+/// Checks the header, decodes the body, and checks every reference in it.
+fn decode(bytes: &[u8], path: &Path) -> Result<Stored, IndexError> {
+    let path = path.to_path_buf();
+    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+        return Err(IndexError::BadMagic { path });
+    }
+    let corrupt = |reason: String| IndexError::Corrupt {
+        path: path.clone(),
+        reason,
+    };
+    let version = bytes
+        .get(MAGIC.len()..HEADER_LEN)
+        .and_then(|v| <[u8; 4]>::try_from(v).ok())
+        .map(u32::from_le_bytes)
+        .ok_or_else(|| corrupt("the header is cut short".into()))?;
+    if version != FORMAT_VERSION {
+        return Err(IndexError::UnsupportedVersion {
+            path,
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    let (stored, rest) =
+        postcard::take_from_bytes::<Stored>(&bytes[HEADER_LEN..]).map_err(|e| corrupt(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(corrupt(format!("{} unexpected bytes after the index", rest.len())));
+    }
+    check_directory(&stored.directory).map_err(corrupt)?;
+    stored.text.check(stored.directory.services.len()).map_err(corrupt)?;
+    Ok(stored)
+}
+
+/// Every reference a request could follow points inside the directory.
+fn check_directory(dir: &Directory) -> Result<(), String> {
+    let (orgs, services, locations) = (dir.organisations.len(), dir.services.len(), dir.locations.len());
+    let (nodes, areas) = (dir.categories.nodes.len(), dir.service_areas.len());
+    if services > u32::MAX as usize || locations > u32::MAX as usize {
+        return Err("too many records".into());
+    }
+    for (ix, s) in dir.services.iter().enumerate() {
+        if s.organisation as usize >= orgs
+            || s.categories.iter().any(|&c| c as usize >= nodes)
+            || s.service_areas.iter().any(|&a| a as usize >= areas)
+            || s.locations.iter().any(|&l| l as usize >= locations)
+        {
+            return Err(format!("service {ix} refers to a record that does not exist"));
+        }
+    }
+    for (ix, o) in dir.organisations.iter().enumerate() {
+        if o.services.iter().any(|&s| s as usize >= services) || o.locations.iter().any(|&l| l as usize >= locations) {
+            return Err(format!("organisation {ix} refers to a record that does not exist"));
+        }
+    }
+    if let Some(ix) = dir.locations.iter().position(|l| l.organisation as usize >= orgs) {
+        return Err(format!("location {ix} refers to an organisation that does not exist"));
+    }
+    for (ix, n) in dir.categories.nodes.iter().enumerate() {
+        if n.parent.is_some_and(|p| p as usize >= nodes)
+            || n.children.iter().any(|&c| c as usize >= nodes)
+            || (n.subtree_end as usize) <= ix
+            || n.subtree_end as usize > nodes
+        {
+            return Err(format!("category {ix} refers to a node that does not exist"));
+        }
+    }
+    if dir.categories.roots.iter().any(|&r| r as usize >= nodes) {
+        return Err("a top-level category does not exist".into());
+    }
+    Ok(())
+}

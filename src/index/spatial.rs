@@ -1,0 +1,195 @@
+//! Where services are: an R-tree of location points and cheap distance keys.
+//!
+//! Points are kept as unit vectors in 3-D. The straight-line (chord) distance between two
+//! unit vectors grows strictly with the great-circle distance, so squared chords order
+//! services exactly as great-circle distances do, without any trigonometry per candidate;
+//! and "within r metres" becomes "within a chord of `2 sin(r / 2R)`", a plain sphere query
+//! for the R-tree. Whether a location is within the radius is still decided with
+//! [`Point::distance_m`] (behaviour.md, Search 3): the tree only narrows the candidates.
+
+use rstar::RTree;
+use rstar::primitives::GeomWithData;
+
+use crate::model::geo::EARTH_RADIUS_M;
+use crate::model::{Directory, LocationIx, Point};
+
+/// A point on the unit sphere.
+pub type UnitVector = [f64; 3];
+
+/// The unit vector of a latitude and longitude.
+pub fn unit_vector(p: Point) -> UnitVector {
+    let (lat, lon) = (p.lat.to_radians(), p.lon.to_radians());
+    [lat.cos() * lon.cos(), lat.cos() * lon.sin(), lat.sin()]
+}
+
+/// Squared chord between two unit vectors: a key that orders like great-circle distance.
+#[inline]
+pub fn chord2(a: &UnitVector, b: &UnitVector) -> f64 {
+    let (dx, dy, dz) = (a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+    dx * dx + dy * dy + dz * dz
+}
+
+/// Squared chord of a great-circle distance of `radius_m` metres, widened by a hair so that
+/// rounding never drops a location that [`Point::distance_m`] puts inside the radius.
+pub fn chord2_for_radius(radius_m: f64) -> f64 {
+    let angle = (radius_m / EARTH_RADIUS_M).min(std::f64::consts::PI);
+    let chord = 2.0 * (angle / 2.0).sin();
+    chord * chord * (1.0 + 1e-9) + 1e-12
+}
+
+/// Whether a point whose squared chord to the centre is `chord2` lies within `radius_m`
+/// metres by [`Point::distance_m`]: decided on the chord alone unless it falls within a
+/// hair of the boundary, where the great-circle distance itself decides (behaviour.md,
+/// Search 3). `exact` computes that distance.
+#[inline]
+pub fn within_radius(chord2: f64, radius_m: f64, exact: impl FnOnce() -> f64) -> bool {
+    let angle = (radius_m / EARTH_RADIUS_M).min(std::f64::consts::PI);
+    let chord = 2.0 * (angle / 2.0).sin();
+    let boundary = chord * chord;
+    // Rounding in either formula is ~1e-15 relative; 1e-9 leaves a wide margin.
+    if chord2 < boundary * (1.0 - 1e-9) {
+        true
+    } else if chord2 > boundary * (1.0 + 1e-9) + 1e-12 {
+        false
+    } else {
+        exact() <= radius_m
+    }
+}
+
+/// The R-tree of the locations that can match by radius.
+///
+/// Only locations of services without service areas are in it: a service with areas matches
+/// the postcode only through one of them (behaviour.md, Search 3: "either no service areas
+/// or one among the postcode's codes", and the latter already matches by area), so its
+/// locations never decide whether it matches, only where it sorts.
+#[derive(Debug, Default)]
+pub struct SpatialIndex {
+    tree: RTree<GeomWithData<UnitVector, LocationIx>>,
+}
+
+impl SpatialIndex {
+    /// Bulk-loads the locations of area-less services.
+    pub fn build(dir: &Directory) -> SpatialIndex {
+        let mut wanted = vec![false; dir.locations.len()];
+        for service in dir.services.iter().filter(|s| s.service_areas.is_empty()) {
+            for &loc in &service.locations {
+                if let Some(slot) = wanted.get_mut(loc as usize) {
+                    *slot = true;
+                }
+            }
+        }
+        let points = dir
+            .locations
+            .iter()
+            .enumerate()
+            .filter(|(ix, _)| wanted[*ix])
+            .map(|(ix, loc)| GeomWithData::new(unit_vector(loc.point), ix as LocationIx))
+            .collect();
+        SpatialIndex {
+            tree: RTree::bulk_load(points),
+        }
+    }
+
+    /// Number of locations in the tree.
+    pub fn len(&self) -> usize {
+        self.tree.size()
+    }
+
+    /// Whether the tree is empty.
+    pub fn is_empty(&self) -> bool {
+        self.tree.size() == 0
+    }
+
+    /// Locations that may be within `radius_m` of `centre`, with their squared chord to it
+    /// (a superset by a hair; callers decide with [`within_radius`]).
+    pub fn near(&self, centre: Point, radius_m: f64) -> impl Iterator<Item = (LocationIx, f64)> + '_ {
+        let c = unit_vector(centre);
+        self.tree
+            .locate_within_distance(c, chord2_for_radius(radius_m))
+            .map(move |item| (item.data, chord2(&c, item.geom())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chords_order_like_great_circles() {
+        let glasgow = Point {
+            lat: 55.8609,
+            lon: -4.2514,
+        };
+        let places = [
+            Point {
+                lat: 55.9533,
+                lon: -3.1883,
+            },
+            Point {
+                lat: 55.8642,
+                lon: -4.2518,
+            },
+            Point {
+                lat: 57.1497,
+                lon: -2.0943,
+            },
+            Point {
+                lat: 55.8609,
+                lon: -4.2514,
+            },
+            Point { lat: -33.9, lon: 151.2 },
+        ];
+        let g = unit_vector(glasgow);
+        let mut by_chord = places.to_vec();
+        by_chord.sort_by(|a, b| chord2(&g, &unit_vector(*a)).total_cmp(&chord2(&g, &unit_vector(*b))));
+        let mut by_distance = places.to_vec();
+        by_distance.sort_by(|a, b| glasgow.distance_m(*a).total_cmp(&glasgow.distance_m(*b)));
+        assert_eq!(by_chord, by_distance);
+    }
+
+    #[test]
+    fn radius_chord_covers_the_radius() {
+        let centre = Point { lat: 56.0, lon: -4.0 };
+        for metres in [1.0, 500.0, 5000.0, 100_000.0] {
+            // A point due north at exactly `metres`.
+            let north = Point {
+                lat: 56.0 + (metres / EARTH_RADIUS_M).to_degrees(),
+                lon: -4.0,
+            };
+            let d = centre.distance_m(north);
+            assert!((d - metres).abs() < 1e-6 * metres.max(1.0), "{d} {metres}");
+            assert!(chord2(&unit_vector(centre), &unit_vector(north)) <= chord2_for_radius(d));
+        }
+        assert!(chord2_for_radius(1e12) >= 4.0);
+    }
+
+    #[test]
+    fn within_radius_agrees_with_distance_m() {
+        let centre = Point { lat: 55.86, lon: -4.25 };
+        let c = unit_vector(centre);
+        let mut state = 12345u64;
+        for _ in 0..20_000 {
+            // A small LCG: no RNG dependency needed here.
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let dlat = ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.2;
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let dlon = ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.3;
+            let p = Point {
+                lat: centre.lat + dlat,
+                lon: centre.lon + dlon,
+            };
+            let exact = centre.distance_m(p);
+            for radius in [exact, exact.floor(), exact.ceil(), 5000.0, 0.0] {
+                assert_eq!(
+                    within_radius(chord2(&c, &unit_vector(p)), radius, || exact),
+                    exact <= radius,
+                    "{p:?} {radius}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! Search requests: parameters in, one page of matching services out (behaviour.md, Search).
+//!
+//! [`params`] turns a query string into [`SearchParams`] or the 400 body's errors;
+//! [`run`](mod@run) finds, orders and pages the matches over a [`crate::index::SearchIndex`].
+//! Nothing here knows about HTTP: the server (`crate::server`) renders the page.
+
+pub mod params;
+pub mod run;
+
+pub use params::{ApiVersion, LocationType, PageNumber, ParamErrors, RawQuery, SearchParams};
+pub use run::{Hit, InvalidPage, ResultPage};

@@ -1,0 +1,497 @@
+//! Query string → [`SearchParams`], or [`ParamErrors`] in the shape clients already parse
+//! (behaviour.md, Errors).
+//!
+//! This module owns decoding the query (with a real `application/x-www-form-urlencoded`
+//! decoder: `+` and `%20` are both a space), every parameter's rule and message, and the
+//! query strings of the `next`/`previous` links. It does not search.
+//!
+//! Rules where behaviour.md is silent follow the Django REST framework service it
+//! describes: a parameter given twice counts with its last value; an empty `q`, `category`,
+//! `location_type` or `radius` counts as absent; an empty postcode as missing; an invalid,
+//! zero or negative `page_size` falls back to 10 (DRF's `PageNumberPagination`); `radius`
+//! accepts what DRF's `IntegerField` accepts (surrounding spaces, a sign, a trailing `.0`).
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use crate::index::text;
+use crate::model::geo::normalise_postcode;
+use crate::model::{CategoryIx, Directory, Postcode};
+
+/// Default `radius`, metres (api-spec.md, Limits).
+pub const DEFAULT_RADIUS_M: u64 = 5000;
+/// Default `page_size`.
+pub const DEFAULT_PAGE_SIZE: usize = 10;
+/// Largest `page_size`; larger values are taken as this.
+pub const MAX_PAGE_SIZE: usize = 100;
+
+/// The decoded query string: its `(name, value)` pairs in the order the client sent them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawQuery {
+    pairs: Vec<(String, String)>,
+}
+
+impl RawQuery {
+    /// Decodes a query string (without the `?`).
+    pub fn parse(query: &str) -> RawQuery {
+        RawQuery {
+            pairs: form_urlencoded::parse(query.as_bytes()).into_owned().collect(),
+        }
+    }
+
+    /// Every pair, in order.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.pairs
+    }
+
+    /// The last value given for `name`.
+    pub fn last(&self, name: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The query string of every pair except those named `drop`, in the order sent, with
+    /// `append` added at the end; form-encoded, so a space is written `+`.
+    pub fn encode_with(&self, drop: &str, append: Option<(&str, &str)>) -> String {
+        let mut out = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in self.pairs.iter().filter(|(k, _)| k != drop) {
+            out.append_pair(k, v);
+        }
+        if let Some((k, v)) = append {
+            out.append_pair(k, v);
+        }
+        out.finish()
+    }
+}
+
+/// Which API version asks: v3 has no `page_size` (api-spec.md, v3 endpoints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiVersion {
+    /// `/api/v3/search/`.
+    V3,
+    /// `/api/v4/services/`.
+    V4,
+}
+
+/// `location_type` (behaviour.md, Search 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocationType {
+    /// No service area of kind Country or Region.
+    Local,
+    /// At least one service area of kind Country or Region.
+    National,
+}
+
+/// The requested page, checked against the result count only after the search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageNumber {
+    /// A positive page number.
+    Number(u64),
+    /// Zero, negative or not a number: always 404 `Invalid page.` (behaviour.md, Errors).
+    Invalid,
+}
+
+/// A valid search request.
+#[derive(Debug, Clone)]
+pub struct SearchParams<'d> {
+    /// The live postcode searched around.
+    pub postcode: &'d Postcode,
+    /// Distinct words of `q` (see [`crate::index::text`]); empty when no `q`.
+    pub words: Vec<String>,
+    /// Categories given in `category`; a service matches when tagged with any of them or
+    /// anything below them. Empty when no `category`.
+    pub categories: Vec<CategoryIx>,
+    /// `location_type`, if given.
+    pub location_type: Option<LocationType>,
+    /// `radius`, metres.
+    pub radius_m: u64,
+    /// `page`.
+    pub page: PageNumber,
+    /// `page_size`, 1 to [`MAX_PAGE_SIZE`].
+    pub page_size: usize,
+}
+
+/// Invalid parameters: each bad parameter with its messages, in a fixed order (postcode,
+/// category, location_type, radius). Serialises as the 400 body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParamErrors {
+    fields: Vec<(&'static str, Vec<String>)>,
+}
+
+impl ParamErrors {
+    fn add(&mut self, field: &'static str, message: String) {
+        match self.fields.iter_mut().find(|(f, _)| *f == field) {
+            Some((_, messages)) => {
+                if !messages.contains(&message) {
+                    messages.push(message);
+                }
+            }
+            None => self.fields.push((field, vec![message])),
+        }
+    }
+
+    /// Whether every parameter is valid.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// The bad parameters and their messages.
+    pub fn fields(&self) -> &[(&'static str, Vec<String>)] {
+        &self.fields
+    }
+}
+
+impl Serialize for ParamErrors {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.fields.len()))?;
+        for (field, messages) in &self.fields {
+            map.serialize_entry(field, messages)?;
+        }
+        map.end()
+    }
+}
+
+/// Checks every parameter of a search request against the directory.
+pub fn parse<'d>(query: &RawQuery, dir: &'d Directory, version: ApiVersion) -> Result<SearchParams<'d>, ParamErrors> {
+    let mut errors = ParamErrors::default();
+    let non_empty = |name: &str| query.last(name).filter(|v| !v.trim().is_empty());
+
+    let postcode = match non_empty("postcode") {
+        None => {
+            errors.add("postcode", "This field is required.".into());
+            None
+        }
+        Some(raw) => {
+            let found = dir.postcodes.find(raw);
+            if found.is_none() {
+                // Name the postcode as the directory would store it when it has the form of
+                // one, else as given.
+                let shown = normalise_postcode(raw).unwrap_or_else(|| raw.to_owned());
+                errors.add("postcode", format!("Object with postcode={shown} does not exist."));
+            }
+            found
+        }
+    };
+
+    let mut categories = Vec::new();
+    if let Some(value) = non_empty("category") {
+        for slug in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match dir.categories.by_slug(slug) {
+                Some(ix) if !categories.contains(&ix) => categories.push(ix),
+                Some(_) => {}
+                None => errors.add("category", format!("Object with slug={slug} does not exist.")),
+            }
+        }
+    }
+
+    let location_type = match non_empty("location_type") {
+        None => None,
+        Some("local") => Some(LocationType::Local),
+        Some("national") => Some(LocationType::National),
+        Some(other) => {
+            errors.add("location_type", format!("\"{other}\" is not a valid choice."));
+            None
+        }
+    };
+
+    let radius_m = match non_empty("radius").map(parse_integer) {
+        None => DEFAULT_RADIUS_M,
+        Some(Some(Integer {
+            negative: false,
+            magnitude,
+        })) => magnitude,
+        Some(Some(Integer {
+            negative: true,
+            magnitude: 0,
+        })) => 0,
+        Some(Some(Integer { negative: true, .. })) => {
+            errors.add("radius", "Ensure this value is greater than or equal to 0.".into());
+            0
+        }
+        Some(None) => {
+            errors.add("radius", "A valid integer is required.".into());
+            0
+        }
+    };
+
+    let page_size = match version {
+        ApiVersion::V3 => DEFAULT_PAGE_SIZE,
+        ApiVersion::V4 => match query.last("page_size").and_then(parse_integer) {
+            Some(Integer {
+                negative: false,
+                magnitude,
+            }) if magnitude > 0 => magnitude.min(MAX_PAGE_SIZE as u64) as usize,
+            _ => DEFAULT_PAGE_SIZE,
+        },
+    };
+
+    let page = match query.last("page") {
+        None => PageNumber::Number(1),
+        Some(value) => match value.trim().parse::<u64>() {
+            Ok(n) if n >= 1 => PageNumber::Number(n),
+            _ => PageNumber::Invalid,
+        },
+    };
+
+    match postcode {
+        Some(postcode) if errors.is_empty() => Ok(SearchParams {
+            postcode,
+            words: query.last("q").map(text::query_words).unwrap_or_default(),
+            categories,
+            location_type,
+            radius_m,
+            page,
+            page_size,
+        }),
+        _ => Err(errors),
+    }
+}
+
+/// A whole number as DRF's `IntegerField` reads one; the magnitude saturates at `u64::MAX`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Integer {
+    negative: bool,
+    magnitude: u64,
+}
+
+/// Surrounding white space, an optional sign, ASCII digits, and an optional `.` followed by
+/// zeros (`"5000.0"` is 5000, `"5000.5"` is not a number).
+fn parse_integer(text: &str) -> Option<Integer> {
+    let mut s = text.trim();
+    if let Some(dot) = s.find('.') {
+        if !s[dot + 1..].bytes().all(|b| b == b'0') {
+            return None;
+        }
+        s = &s[..dot];
+    }
+    let (negative, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let magnitude = digits.parse::<u64>().unwrap_or(u64::MAX);
+    Some(Integer { negative, magnitude })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::category::CategoryInput;
+    use crate::model::{CategoryTree, Point, PostcodeDirectory};
+    use proptest::prelude::*;
+
+    fn dir() -> Directory {
+        let leaf = |slug: &str| CategoryInput {
+            id: None,
+            name: slug.into(),
+            slug: slug.into(),
+            children: vec![],
+        };
+        let mut food = leaf("food-nutrition");
+        food.children.push(leaf("foodbank"));
+        Directory {
+            organisations: vec![],
+            services: vec![],
+            locations: vec![],
+            categories: CategoryTree::build(&[food, leaf("money")]),
+            service_areas: vec![],
+            postcodes: PostcodeDirectory {
+                postcodes: vec![Postcode {
+                    code: "G2 1AL".into(),
+                    point: Point { lat: 55.86, lon: -4.25 },
+                    areas: vec!["S12000046".into()],
+                }],
+            },
+        }
+    }
+
+    fn errors(query: &str) -> Vec<(&'static str, Vec<String>)> {
+        let d = dir();
+        match parse(&RawQuery::parse(query), &d, ApiVersion::V4) {
+            Ok(_) => vec![],
+            Err(e) => e.fields().to_vec(),
+        }
+    }
+
+    fn ok(
+        query: &str,
+        version: ApiVersion,
+    ) -> (
+        Vec<String>,
+        Vec<CategoryIx>,
+        Option<LocationType>,
+        u64,
+        PageNumber,
+        usize,
+    ) {
+        let d = dir();
+        let p = parse(&RawQuery::parse(query), &d, version).expect("valid");
+        assert_eq!(p.postcode.code, "G2 1AL");
+        (p.words, p.categories, p.location_type, p.radius_m, p.page, p.page_size)
+    }
+
+    #[test]
+    fn every_spelling_of_a_postcode() {
+        for q in [
+            "postcode=G2+1AL",
+            "postcode=g2%201al",
+            "postcode=g21al",
+            "postcode=%20G2++1AL%20",
+            "postcode=x&postcode=G21AL",
+        ] {
+            ok(q, ApiVersion::V4);
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        assert_eq!(
+            ok("postcode=G21AL", ApiVersion::V4),
+            (vec![], vec![], None, 5000, PageNumber::Number(1), 10)
+        );
+    }
+
+    #[test]
+    fn postcode_messages() {
+        let required = vec![("postcode", vec!["This field is required.".to_string()])];
+        assert_eq!(errors(""), required);
+        assert_eq!(errors("postcode="), required);
+        assert_eq!(errors("postcode=+"), required);
+        assert_eq!(
+            errors("postcode=xx11xx"),
+            [(
+                "postcode",
+                vec!["Object with postcode=XX1 1XX does not exist.".to_string()]
+            )]
+        );
+        assert_eq!(
+            errors("postcode=nope!"),
+            [(
+                "postcode",
+                vec!["Object with postcode=nope! does not exist.".to_string()]
+            )]
+        );
+    }
+
+    #[test]
+    fn several_bad_parameters_in_one_object() {
+        assert_eq!(
+            errors("radius=-5&location_type=far&category=money,nope,nope,zzz"),
+            [
+                ("postcode", vec!["This field is required.".to_string()]),
+                (
+                    "category",
+                    vec![
+                        "Object with slug=nope does not exist.".to_string(),
+                        "Object with slug=zzz does not exist.".to_string()
+                    ]
+                ),
+                ("location_type", vec!["\"far\" is not a valid choice.".to_string()]),
+                (
+                    "radius",
+                    vec!["Ensure this value is greater than or equal to 0.".to_string()]
+                ),
+            ]
+        );
+        assert_eq!(
+            errors("postcode=G21AL&radius=5km"),
+            [("radius", vec!["A valid integer is required.".to_string()])]
+        );
+    }
+
+    #[test]
+    fn radius_like_drf() {
+        for (given, metres) in [
+            ("0", 0),
+            ("-0", 0),
+            (" 250 ", 250),
+            ("+7", 7),
+            ("5000.0", 5000),
+            ("12.", 12),
+        ] {
+            assert_eq!(
+                ok(&format!("postcode=G21AL&radius={given}"), ApiVersion::V4).3,
+                metres,
+                "{given}"
+            );
+        }
+        assert_eq!(
+            ok("postcode=G21AL&radius=99999999999999999999999", ApiVersion::V4).3,
+            u64::MAX
+        );
+        for bad in ["1.5", "abc", "1e3", "--1", "0x10"] {
+            assert_eq!(errors(&format!("postcode=G21AL&radius={bad}")).len(), 1, "{bad}");
+        }
+    }
+
+    #[test]
+    fn paging_parameters() {
+        let size = |q: &str, v| ok(&format!("postcode=G21AL&{q}"), v).5;
+        assert_eq!(size("page_size=25", ApiVersion::V4), 25);
+        assert_eq!(size("page_size=1000", ApiVersion::V4), 100);
+        for fallback in ["0", "-3", "x", "", "2.5"] {
+            assert_eq!(size(&format!("page_size={fallback}"), ApiVersion::V4), 10, "{fallback}");
+        }
+        assert_eq!(size("page_size=25", ApiVersion::V3), 10, "v3 has no page_size");
+        let page = |q: &str| ok(&format!("postcode=G21AL&{q}"), ApiVersion::V4).4;
+        assert_eq!(page("page=3"), PageNumber::Number(3));
+        for invalid in ["page=0", "page=-1", "page=two", "page=", "page=1.0"] {
+            assert_eq!(page(invalid), PageNumber::Invalid, "{invalid}");
+        }
+    }
+
+    #[test]
+    fn filters() {
+        let (words, cats, lt, ..) = ok(
+            "postcode=G21AL&q=Food+banks%20food&category=foodbank,+money,&location_type=national",
+            ApiVersion::V4,
+        );
+        assert_eq!(words, ["food", "banks"]);
+        assert_eq!(cats, [1, 2]);
+        assert_eq!(lt, Some(LocationType::National));
+        assert_eq!(ok("postcode=G21AL&location_type=", ApiVersion::V4).2, None);
+        assert_eq!(errors("postcode=G21AL&location_type=Local").len(), 1);
+    }
+
+    #[test]
+    fn links_keep_the_order_sent() {
+        let q = RawQuery::parse("postcode=g2%201al&page=2&q=caf%C3%A9&format=json&category=a,b");
+        assert_eq!(
+            q.encode_with("page", Some(("page", "3"))),
+            "postcode=g2+1al&q=caf%C3%A9&format=json&category=a%2Cb&page=3"
+        );
+        assert_eq!(
+            q.encode_with("page", None),
+            "postcode=g2+1al&q=caf%C3%A9&format=json&category=a%2Cb"
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn any_query_string_gives_params_or_errors(query in "\\PC{0,80}", version in prop_oneof![Just(ApiVersion::V3), Just(ApiVersion::V4)]) {
+            let d = dir();
+            match parse(&RawQuery::parse(&query), &d, version) {
+                Ok(p) => prop_assert!((1..=MAX_PAGE_SIZE).contains(&p.page_size)),
+                Err(e) => prop_assert!(!e.is_empty()),
+            }
+        }
+
+        #[test]
+        fn structured_queries_never_panic(
+            postcode in "[ a-zA-Z0-9+%]{0,10}",
+            radius in "[-+ .0-9a-z]{0,8}",
+            page in "[-0-9a-z]{0,4}",
+            page_size in "[-0-9]{0,5}",
+            category in "[a-z,-]{0,20}",
+        ) {
+            let query = format!("postcode={postcode}&radius={radius}&page={page}&page_size={page_size}&category={category}");
+            let d = dir();
+            let _ = parse(&RawQuery::parse(&query), &d, ApiVersion::V4);
+        }
+    }
+}

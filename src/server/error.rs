@@ -1,0 +1,75 @@
+//! Every error a search request can end in, and its status and body (behaviour.md, Errors).
+//!
+//! [`ApiError`] is the only way a handler fails; its JSON body is what clients of the
+//! described service parse. When HTML is negotiated the server shows the same body in the
+//! HTML view (see `server::respond`).
+
+use axum::http::{Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::search::ParamErrors;
+
+/// A failed request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApiError {
+    /// 400: invalid parameters, each with its messages.
+    #[error("invalid query parameters")]
+    BadRequest(ParamErrors),
+    /// 404: page 0, past the end, or not a number.
+    #[error("Invalid page.")]
+    InvalidPage,
+    /// 404: unknown path or unknown `format`.
+    #[error("Not found.")]
+    NotFound,
+    /// 405: a method other than GET, HEAD and OPTIONS.
+    #[error("Method \"{0}\" not allowed.")]
+    MethodNotAllowed(Method),
+    /// 500: a bug (a panic, or a view that failed to render).
+    #[error("A server error occurred.")]
+    Internal,
+}
+
+impl ApiError {
+    /// The status code.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::InvalidPage | ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The body: the field → messages map for a 400, else `{"detail": ...}` with Django
+    /// REST framework's wording.
+    pub fn body(&self) -> serde_json::Value {
+        match self {
+            ApiError::BadRequest(errors) => serde_json::to_value(errors).unwrap_or_else(|_| json!({})),
+            other => json!({ "detail": other.to_string() }),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::to_vec(&self.body()).unwrap_or_else(|_| b"{}".to_vec());
+        (self.status(), [(header::CONTENT_TYPE, super::JSON)], body).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_as_clients_parse_them() {
+        assert_eq!(ApiError::InvalidPage.body(), json!({"detail": "Invalid page."}));
+        assert_eq!(ApiError::NotFound.body(), json!({"detail": "Not found."}));
+        assert_eq!(
+            ApiError::MethodNotAllowed(Method::POST).body(),
+            json!({"detail": "Method \"POST\" not allowed."})
+        );
+        assert_eq!(ApiError::Internal.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+}

@@ -1,0 +1,811 @@
+//! The one list of end-to-end tests. Each takes a [`Deployment`] and is run against nginx
+//! with the generated configuration (plus svcdir-search) and against `svcdir serve`; see
+//! `main.rs`. Detailed search rules are tested elsewhere (tests/search*.rs); here a basic
+//! query shows that search is reachable and answers as the API says.
+
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use serde_json::Value;
+use svcdir::routing::{self, Answer, Missing, Origin, Route};
+use svcdir::server::Format;
+
+use crate::support::{BASE_URL, Build, Deployment, Response};
+
+const JSON: &str = "application/json";
+const HTML: &str = "text/html; charset=utf-8";
+const BROWSER: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
+
+/// A service or an organisation: id, slug.
+#[derive(Debug, Clone)]
+struct Keys {
+    id: String,
+    slug: String,
+}
+
+/// Every published service and organisation of a build, read from its import pages.
+fn keys(build: &Build) -> (Vec<Keys>, Vec<Keys>) {
+    let mut services = Vec::new();
+    let mut organisations: Vec<Keys> = Vec::new();
+    let mut page = 1;
+    loop {
+        let json = build.json(&format!("api/v4/import/page/{page}/index.json"));
+        for s in json["data"].as_array().expect("data") {
+            let key = |v: &Value| Keys {
+                id: v["id"].as_str().unwrap().to_owned(),
+                slug: v["slug"].as_str().unwrap().to_owned(),
+            };
+            services.push(key(s));
+            let org = key(&s["organisation"]);
+            if !organisations.iter().any(|o| o.id == org.id) {
+                organisations.push(org);
+            }
+        }
+        if json["next"].is_null() {
+            return (services, organisations);
+        }
+        page += 1;
+    }
+}
+
+/// The API's headers, on every response (behaviour.md, Routing).
+fn assert_api_headers(r: &Response, what: &str) {
+    assert_eq!(r.header("allow"), Some("GET, HEAD, OPTIONS"), "{what}: {r:?}");
+    assert!(
+        r.header_list("vary").iter().any(|v| v.eq_ignore_ascii_case("accept")),
+        "{what}: {r:?}"
+    );
+    assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{what}: {r:?}");
+    assert!(r.header("cache-control").is_some(), "{what}: {r:?}");
+    assert!(!(300..400).contains(&r.status), "{what}: no redirects: {r:?}");
+}
+
+fn assert_json(r: &Response, status: u16, what: &str) -> Value {
+    assert_eq!(r.status, status, "{what}: {}", r.text());
+    assert_eq!(r.content_type(), JSON, "{what}");
+    assert_api_headers(r, what);
+    r.json()
+}
+
+fn assert_html(r: &Response, status: u16, what: &str) -> String {
+    assert_eq!(r.status, status, "{what}: {}", r.text());
+    assert_eq!(r.content_type(), HTML, "{what}");
+    assert_api_headers(r, what);
+    let text = r.text();
+    assert!(text.starts_with("<!doctype html>"), "{what}: {text}");
+    text
+}
+
+/// Every static endpoint of api-spec.md answers 200 with and without its trailing slash,
+/// with the bytes of its file: lists, the import, every service and organisation by id and
+/// by slug.
+pub fn static_endpoints_answer_with_and_without_slash(d: &Deployment) {
+    let (services, organisations) = keys(&d.build);
+    let mut folders: Vec<String> = [
+        "api/v4/categories",
+        "api/v4/service-areas",
+        "api/v3/categories",
+        "api/v3/service-areas",
+        "api/v4/import",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    for s in &services {
+        folders.push(format!("api/v4/services/{}", s.id));
+        folders.push(format!("api/v4/services/{}", s.slug));
+    }
+    for o in &organisations {
+        folders.push(format!("api/v4/organisations/{}", o.id));
+        folders.push(format!("api/v4/organisations/{}", o.slug));
+    }
+    assert!(services.len() >= 5 && organisations.len() >= 2);
+    for folder in folders {
+        let file = d.build.file(&format!("{folder}/index.json"));
+        for target in [format!("/{folder}/"), format!("/{folder}")] {
+            let r = d.get(&target);
+            assert_json(&r, 200, &target);
+            assert!(r.body == file, "{target}: not the bytes of {folder}/index.json");
+        }
+    }
+}
+
+/// A service and an organisation answer the same JSON by id and by slug.
+pub fn resources_by_id_and_by_slug_are_identical(d: &Deployment) {
+    let (services, organisations) = keys(&d.build);
+    for (kind, list) in [("services", &services), ("organisations", &organisations)] {
+        for k in list {
+            let by_id = d.get(&format!("/api/v4/{kind}/{}/", k.id));
+            let by_slug = d.get(&format!("/api/v4/{kind}/{}", k.slug));
+            let json = assert_json(&by_id, 200, &k.id);
+            assert_json(&by_slug, 200, &k.slug);
+            assert_eq!(by_id.body, by_slug.body, "{kind} {} / {}", k.id, k.slug);
+            assert_eq!(json["data"]["id"], k.id.as_str());
+            assert_eq!(json["data"]["slug"], k.slug.as_str());
+            assert_eq!(json["meta"]["attribution"].as_array().map(Vec::len), Some(4));
+        }
+    }
+}
+
+/// Categories and service areas, v4 and v3, in their shapes (api-spec.md).
+pub fn categories_and_service_areas_in_v4_and_v3(d: &Deployment) {
+    let v4 = assert_json(&d.get("/api/v4/categories/"), 200, "v4 categories");
+    assert_eq!(v4["meta"]["attribution"], serde_json::json!([]));
+    let tree = v4["data"].as_array().expect("tree");
+    assert!(
+        tree.iter()
+            .all(|c| c["sub_categories"].is_array() && c["slug"].is_string())
+    );
+    let v3 = assert_json(&d.get("/api/v3/categories"), 200, "v3 categories");
+    let flat = v3.as_array().expect("bare array");
+    assert!(
+        flat.iter()
+            .all(|c| c["id"].is_u64() && (c["parent"].is_null() || c["parent"].is_u64()))
+    );
+    assert!(flat.len() > tree.len(), "v3 lists every level");
+
+    let areas = assert_json(&d.get("/api/v4/service-areas"), 200, "v4 areas");
+    assert_eq!(areas["meta"]["attribution"].as_array().map(Vec::len), Some(2));
+    let names: Vec<&str> = areas["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["type"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"Local Authority") && names.contains(&"Country"),
+        "{names:?}"
+    );
+    let v3 = assert_json(&d.get("/api/v3/service-areas/"), 200, "v3 areas");
+    assert!(
+        v3.as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["type"].as_str().unwrap().parse::<u8>().is_ok())
+    );
+}
+
+/// The import: `next` links, absolute from the configured base URL, lead page by page to
+/// the end; every service once, in id order; `previous` leads back.
+pub fn import_next_links_lead_through_every_page(d: &Deployment) {
+    let first = assert_json(&d.get("/api/v4/import/"), 200, "import");
+    let count = first["count"].as_u64().unwrap() as usize;
+    assert!(first["previous"].is_null());
+    assert_eq!(
+        d.get("/api/v4/import/?format=json&page=1").body,
+        d.get("/api/v4/import").body
+    );
+    let mut ids = Vec::new();
+    let mut page = first;
+    let mut n = 1;
+    loop {
+        ids.extend(
+            page["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["id"].as_str().unwrap().to_owned()),
+        );
+        let Some(next) = page["next"].as_str().map(str::to_owned) else {
+            break;
+        };
+        n += 1;
+        assert_eq!(next, format!("{BASE_URL}/api/v4/import/?format=json&page={n}"));
+        page = assert_json(&d.follow(&next), 200, &next);
+        let previous = page["previous"].as_str().expect("previous");
+        let back = d.follow(previous).json();
+        assert_eq!(back["next"].as_str(), Some(next.as_str()));
+    }
+    assert!(n >= 3, "page size 2 gives several pages");
+    assert_eq!(ids.len(), count);
+    let mut sorted = ids.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(ids, sorted, "every service once, in id order");
+    assert_eq!(d.get(&format!("/api/v4/import/?page={n}")).json()["next"], Value::Null);
+}
+
+/// Page 0, a page that is not a number, or past the end: 404 `Invalid page.`
+pub fn import_invalid_pages_are_404(d: &Deployment) {
+    for page in ["0", "-1", "two", "", "1.5", "99", "18446744073709551616"] {
+        let target = format!("/api/v4/import/?format=json&page={page}");
+        let json = assert_json(&d.get(&target), 404, &target);
+        assert_eq!(json, serde_json::json!({"detail": "Invalid page."}), "{target}");
+    }
+    let html = assert_html(&d.get("/api/v4/import/?format=api&page=0"), 404, "invalid page, HTML");
+    assert!(html.contains("Invalid page."), "{html}");
+}
+
+/// Search v4 and v3 answer a postcode, with both slash forms, links from the configured
+/// base URL whatever the Host header says.
+pub fn search_answers_in_v4_and_v3(d: &Deployment) {
+    for target in [
+        "/api/v4/services/?postcode=G2+1AL",
+        "/api/v4/services?postcode=g21al&page_size=1",
+    ] {
+        let r = d.send("GET", target, &[("host", "evil.example")]);
+        let json = assert_json(&r, 200, target);
+        assert!(json["count"].as_u64().unwrap() >= 1, "{json}");
+        assert_eq!(json["meta"]["attribution"].as_array().map(Vec::len), Some(4));
+        assert!(json["data"][0]["locations"].is_array() && json["data"][0]["slug"].is_string());
+        assert_eq!(r.header("cache-control"), Some(routing::CACHE_SEARCH));
+        if let Some(next) = json["next"].as_str() {
+            assert!(next.starts_with(&format!("{BASE_URL}/api/v4/services/?")), "{next}");
+            assert_json(&d.follow(next), 200, next);
+        }
+    }
+    let v4 = d.get("/api/v4/services/?postcode=G2%201AL&page_size=100").json();
+    for target in ["/api/v3/search/?postcode=G2+1AL", "/api/v3/search?postcode=G2%201AL"] {
+        let json = assert_json(&d.get(target), 200, target);
+        assert_eq!(json["count"], v4["count"], "{target}");
+        assert!(json["results"].is_array() && json.get("meta").is_none(), "{json}");
+    }
+    let bad = assert_json(&d.get("/api/v4/services/"), 400, "no postcode");
+    assert_eq!(bad, serde_json::json!({"postcode": ["This field is required."]}));
+    assert_eq!(
+        d.get("/api/v4/services/").header("cache-control"),
+        Some(routing::CACHE_ERROR)
+    );
+}
+
+/// `format=json`, `format=api`, an Accept header preferring HTML, and a bad format, on a
+/// static endpoint, a search and a 404.
+pub fn format_and_accept_choose_json_or_html(d: &Deployment) {
+    for path in [
+        "/api/v4/categories/",
+        "/api/v4/services/?postcode=G2+1AL",
+        "/no/such/path",
+    ] {
+        let join = |q: &str| {
+            if path.contains('?') {
+                format!("{path}&{q}")
+            } else {
+                format!("{path}?{q}")
+            }
+        };
+        let status = if path.starts_with("/no/") { 404 } else { 200 };
+        assert_json(
+            &d.send("GET", &join("format=json"), &[("accept", "text/html")]),
+            status,
+            path,
+        );
+        let html = assert_html(&d.get(&join("format=api")), status, path);
+        assert!(html.contains("This response as JSON"), "{html}");
+        assert_html(&d.send("GET", path, &[("accept", BROWSER)]), status, path);
+        assert_json(&d.send("GET", path, &[("accept", "*/*")]), status, path);
+        assert_json(&d.get(path), status, path);
+        let bad = assert_json(&d.send("GET", &join("format=xml"), &[("accept", BROWSER)]), 404, path);
+        assert_eq!(bad, serde_json::json!({"detail": "Not found."}), "{path}");
+    }
+}
+
+/// Accept headers of every shape get HTML exactly when `prefers_html` says so, on a static
+/// endpoint (nginx's maps, or the preview's Rust) and on a search (the search server).
+pub fn accept_headers_agree_with_prefers_html(d: &Deployment) {
+    let mut headers: Vec<String> = [
+        "",
+        "*/*",
+        "text/html",
+        "TEXT/HTML",
+        "text/*",
+        "application/json",
+        "application/*",
+        BROWSER,
+        "text/html, application/json",
+        "application/json, text/html",
+        "text/html;q=0.5, application/json",
+        "text/html;q=0.5, application/json;q=0.4",
+        "text/html;q=0.5, application/json;q=0.50",
+        "application/json;q=0.5, text/html;q=0.5",
+        "text/html;q=0, */*",
+        "text/html;q=0.0, application/json;q=0",
+        "application/json;q=0, text/*",
+        "application/*, text/*",
+        "text/*, application/*",
+        "text/*;q=0.9, application/*;q=0.9",
+        "text/html;level=1;q=0.7, application/json;q=0.69",
+        "text/html; q=0.7, application/json; q=0.71",
+        "text/html ;q=0.5, application/json",
+        "text/html;q=, application/json;q=0.9",
+        "text/html;q=.5, application/json;q=0.499",
+        "text/html;q=1.000, application/json;q=1",
+        "text/html;q=2, application/json",
+        "text/html;q=-1, */*",
+        "text/html;q=0.123456, application/json;q=0.123455",
+        "text/html;q=0.001, */*;q=0.0009",
+        "garbage, ;;;",
+        "text/htmlx, application/json;q=0.1",
+        "application/xhtml+xml, */*;q=0.1",
+        "text/html;q=0.5;q=0.9, application/json;q=0.6",
+        "*/*, text/html",
+        "*/*;q=0.1, text/html;q=0.1",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    // And many more from a small grammar, the same every run.
+    let ranges = [
+        "text/html",
+        "application/json",
+        "text/*",
+        "application/*",
+        "*/*",
+        "image/webp",
+        "Text/Html",
+    ];
+    let params = [
+        "", ";q=0", ";q=0.5", ";q=1", ";q=0.8", ";q=0.50", ";level=1", ";q=.3", ";q=0.001", ";q=1.0", "; q=0.9",
+    ];
+    let mut seed: u64 = 0x5eed;
+    let mut next = |n: usize| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % n
+    };
+    for _ in 0..150 {
+        let k = 1 + next(4);
+        let parts: Vec<String> = (0..k)
+            .map(|_| format!("{}{}", ranges[next(ranges.len())], params[next(params.len())]))
+            .collect();
+        headers.push(parts.join(if next(2) == 0 { "," } else { ", " }));
+    }
+    let mut disagreements = Vec::new();
+    for (i, accept) in headers.iter().enumerate() {
+        let expected = if svcdir::server::negotiate::prefers_html(accept) {
+            HTML
+        } else {
+            JSON
+        };
+        let mut targets = vec!["/api/v4/categories/"];
+        if i < 40 {
+            targets.push("/api/v4/services/?postcode=G2+1AL");
+        }
+        for target in targets {
+            let r = if accept.is_empty() {
+                d.get(target)
+            } else {
+                d.send("GET", target, &[("accept", accept)])
+            };
+            assert_eq!(r.status, 200, "{target} {accept:?}");
+            if r.content_type() != expected {
+                disagreements.push(format!(
+                    "{target} Accept: {accept:?} gave {}, expected {expected}",
+                    r.content_type()
+                ));
+            }
+        }
+    }
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
+
+/// Every kind of response carries Allow, Vary, Access-Control-Allow-Origin, the right
+/// Content-Type and its Cache-Control.
+pub fn every_kind_of_response_has_the_api_headers(d: &Deployment) {
+    /// Method, target, request headers, then status, Content-Type and origin expected.
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], u16, &'a str, Origin);
+    let cases: [Case<'_>; 14] = [
+        (
+            "GET",
+            "/api/v4/services/befriending-line/",
+            &[],
+            200,
+            JSON,
+            Origin::Static,
+        ),
+        (
+            "GET",
+            "/api/v4/services/befriending-line/",
+            &[("accept", BROWSER)],
+            200,
+            HTML,
+            Origin::Static,
+        ),
+        (
+            "GET",
+            "/api/v4/import/?format=json&page=2",
+            &[],
+            200,
+            JSON,
+            Origin::Static,
+        ),
+        (
+            "GET",
+            "/api/v4/import/?format=json&page=0",
+            &[],
+            404,
+            JSON,
+            Origin::Static,
+        ),
+        (
+            "GET",
+            "/api/v4/import/?format=api&page=9",
+            &[],
+            404,
+            HTML,
+            Origin::Static,
+        ),
+        ("GET", "/nope", &[], 404, JSON, Origin::Static),
+        ("GET", "/nope", &[("accept", BROWSER)], 404, HTML, Origin::Static),
+        ("POST", "/api/v4/categories/", &[], 405, JSON, Origin::Static),
+        ("OPTIONS", "/api/v4/categories/", &[], 200, JSON, Origin::Static),
+        ("HEAD", "/api/v3/categories/", &[], 200, JSON, Origin::Static),
+        (
+            "GET",
+            "/api/v4/services/?postcode=G2+1AL",
+            &[],
+            200,
+            JSON,
+            Origin::Search,
+        ),
+        (
+            "GET",
+            "/api/v3/search/?postcode=G2+1AL&format=api",
+            &[],
+            200,
+            HTML,
+            Origin::Search,
+        ),
+        (
+            "GET",
+            "/api/v4/services/?postcode=ZZ9+9ZZ",
+            &[],
+            400,
+            JSON,
+            Origin::Search,
+        ),
+        (
+            "GET",
+            "/api/v4/services/?postcode=G2+1AL&page=7",
+            &[],
+            404,
+            JSON,
+            Origin::Search,
+        ),
+    ];
+    for (method, target, headers, status, content_type, origin) in cases {
+        let what = format!("{method} {target} {headers:?}");
+        let r = d.send(method, target, headers);
+        assert_eq!(r.status, status, "{what}: {}", r.text());
+        assert_eq!(r.content_type(), content_type, "{what}");
+        assert_api_headers(&r, &what);
+        let cache = routing::cache_control(origin, StatusCode::from_u16(status).unwrap());
+        assert_eq!(r.header("cache-control"), Some(cache), "{what}");
+    }
+}
+
+/// HEAD answers the GET's status and headers with no body.
+pub fn head_is_get_without_body(d: &Deployment) {
+    for target in [
+        "/api/v4/categories/",
+        "/api/v4/services/befriending-line?format=api",
+        "/api/v4/import/?page=2",
+        "/api/v4/import/?page=0",
+        "/nope",
+        "/api/v4/services/?postcode=G2+1AL",
+        "/api/v4/services/",
+    ] {
+        let get = d.get(target);
+        let head = d.send("HEAD", target, &[]);
+        assert_eq!(head.status, get.status, "{target}");
+        assert!(head.body.is_empty(), "{target}");
+        assert_eq!(head.content_type(), get.content_type(), "{target}");
+        assert_eq!(
+            head.header("content-length"),
+            Some(get.body.len().to_string().as_str()),
+            "{target}"
+        );
+        assert_api_headers(&head, target);
+    }
+}
+
+/// OPTIONS: 200 with the headers and no body, in the form the request asks for.
+pub fn options_is_200_with_headers_and_no_body(d: &Deployment) {
+    for target in [
+        "/api/v4/categories/",
+        "/api/v4/services/befriending-line",
+        "/api/v4/organisations/cafe-comhla/",
+        "/api/v4/import/?page=2",
+        "/api/v4/services/",
+        "/api/v3/search",
+    ] {
+        let r = d.send("OPTIONS", target, &[]);
+        assert_eq!(r.status, 200, "{target}: {}", r.text());
+        assert!(r.body.is_empty(), "{target}");
+        assert_eq!(r.content_type(), JSON, "{target}");
+        assert_api_headers(&r, target);
+        let html = d.send("OPTIONS", target, &[("accept", BROWSER)]);
+        assert_eq!((html.status, html.content_type()), (200, HTML), "{target}");
+    }
+}
+
+/// Any other method: 405 with `Allow` and a JSON body, on static and search paths.
+pub fn other_methods_are_405(d: &Deployment) {
+    for method in ["POST", "PUT", "DELETE", "PATCH", "TRACE", "PROPFIND"] {
+        for target in [
+            "/api/v4/categories/",
+            "/api/v4/services/befriending-line/",
+            "/api/v4/services/no-such-service/",
+            "/api/v4/import/?page=0",
+            "/api/v4/services/?postcode=G2+1AL",
+            "/api/v3/search",
+        ] {
+            let what = format!("{method} {target}");
+            let json = assert_json(&d.send(method, target, &[]), 405, &what);
+            assert_eq!(
+                json,
+                serde_json::json!({"detail": format!("Method \"{method}\" not allowed.")}),
+                "{what}"
+            );
+        }
+    }
+    let html = assert_html(
+        &d.send("DELETE", "/api/v4/categories/", &[("accept", BROWSER)]),
+        405,
+        "DELETE, HTML",
+    );
+    assert!(html.contains("Method &quot;DELETE&quot; not allowed."), "{html}");
+}
+
+/// Unknown paths, ids and slugs: 404 `Not found.`, or its HTML view. The URL is checked
+/// before the method, so POST is 404 too, except on an unknown key of a known pattern (405).
+pub fn unknown_paths_ids_and_slugs_are_404(d: &Deployment) {
+    let not_found = serde_json::json!({"detail": "Not found."});
+    for (target, post) in [
+        ("/", 404),
+        ("/api/", 404),
+        ("/api/v4/", 404),
+        ("/api/v5/categories/", 404),
+        ("/api/v4/services/00000000-0000-4000-8000-000000000000/", 405),
+        ("/api/v4/services/no-such-service", 405),
+        ("/api/v4/organisations/00000000-0000-4000-8000-000000000000", 405),
+        ("/api/v4/organisations/no-such-organisation/", 405),
+        ("/api/v4/services/5e000000-0000-4000-8000-000000000006/", 405),
+        ("/api/v4/services/befriending-line/extra", 404),
+        ("/api/v4/services/Befriending-Line/", 404),
+        ("/api/v4/locations/", 404),
+        ("/api/v3/services/befriending-line/", 404),
+        ("/favicon.ico", 404),
+    ] {
+        assert_eq!(assert_json(&d.get(target), 404, target), not_found, "{target}");
+        let html = assert_html(&d.send("GET", target, &[("accept", BROWSER)]), 404, target);
+        assert!(html.contains("Not found."), "{target}");
+        assert_eq!(d.send("POST", target, &[]).status, post, "POST {target}");
+    }
+}
+
+/// The internal folders of public/ are not reachable directly.
+pub fn internal_folders_are_not_reachable(d: &Deployment) {
+    for target in [
+        "/_errors/",
+        "/_errors/404.json",
+        "/_errors/404.html",
+        "/api/v4/import/page/",
+        "/api/v4/import/page/2/",
+        "/api/v4/import/page/2",
+        "/api/v4/import/page/2/index.json",
+        "/api/v4/categories/index.json",
+        "/api/v4/categories/index.html",
+        "/api/v4/services/befriending-line/index.json",
+        "/_svcdir/405.json",
+        "/_svcdir/options.json",
+        "/_manifest.json",
+        "/.public.gens/",
+    ] {
+        assert_eq!(
+            assert_json(&d.get(target), 404, target)["detail"],
+            "Not found.",
+            "{target}"
+        );
+    }
+}
+
+/// Nothing outside public/ is served: traversal in every spelling is refused (400, as nginx
+/// refuses it) or lands inside the URL space (404).
+pub fn nothing_outside_public_is_served(d: &Deployment) {
+    // A file right beside public/, in the build's temporary folder.
+    let secret = d.build.dir().join("secret.json");
+    std::fs::write(&secret, b"{\"secret\":true}").unwrap();
+    for target in [
+        "/../secret.json",
+        "/api/../../secret.json",
+        "/api/v4/services/../../../../secret.json",
+        "/api/v4/services/..%2f..%2f..%2f..%2fsecret.json",
+        "/api/v4/services/%2e%2e/%2e%2e/%2e%2e/%2e%2e/secret.json",
+        "/api/v4/services/..%2f..%2f..%2fsecret.json",
+        "/%2e%2e/secret.json",
+        "/secret.json",
+        "/api/v4/services/..",
+        "/api/v4/import/?page=../../../secret",
+        "/api/v4/import/?page=1/../../../../secret",
+        "/api/v4/services/%00/",
+        "/api/v4/services/%zz/",
+        "/etc/passwd",
+    ] {
+        let r = d.get(target);
+        assert!(matches!(r.status, 400 | 404), "{target}: {}", r.status);
+        assert!(!r.text().contains("secret"), "{target}: {}", r.text());
+        assert_api_headers(&r, target);
+    }
+    assert_eq!(d.get("/../secret.json").json()["detail"], "Malformed request.");
+}
+
+/// JSON and HTML are gzipped for a client that accepts it.
+pub fn json_and_html_are_gzipped(d: &Deployment) {
+    for (target, accept) in [
+        ("/api/v4/service-areas/", "application/json"),
+        ("/api/v4/import/", BROWSER),
+        ("/api/v4/services/?postcode=G2+1AL", "*/*"),
+    ] {
+        let r = d.send("GET", target, &[("accept-encoding", "gzip"), ("accept", accept)]);
+        assert_eq!(r.status, 200, "{target}");
+        assert_eq!(r.header("content-encoding"), Some("gzip"), "{target}: {:?}", r.headers);
+        assert_eq!(r.body.get(..2), Some(&[0x1f, 0x8b][..]), "{target}: gzip magic");
+        assert!(
+            r.header_list("vary")
+                .iter()
+                .any(|v| v.eq_ignore_ascii_case("accept-encoding")),
+            "{target}"
+        );
+        let plain = d.send("GET", target, &[("accept", accept)]);
+        assert!(plain.header("content-encoding").is_none(), "{target}");
+    }
+}
+
+/// Requests of every kind get exactly the answer `svcdir::routing::route` decides (the
+/// file's bytes, the fixed bodies), and search paths the in-process search server's answer.
+pub fn answers_agree_with_the_routing_rules(d: &Deployment) {
+    let index = svcdir::index::SearchIndex::read(&d.build.index).expect("index");
+    let search_app = svcdir::server::app(std::sync::Arc::new(svcdir::server::AppState::new(index)));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let targets = [
+        "/api/v4/categories",
+        "/api/v4/categories/?format=api",
+        "/api/v4/categories/?format=json&format=api",
+        "/api/v4/categories/?format=a%70i",
+        "/api/v4/categories/?format=",
+        "/api/v4/categories/?format=JSON",
+        "/api/v3/service-areas/?page=9",
+        "/api/v4/services/befriending-line",
+        "/api/v4/services/5e000000-0000-4000-8000-000000000002/?format=api",
+        "/api/v4/services/nope/",
+        "/api/v4/organisations/cafe-comhla?x=1",
+        "/api/v4/import",
+        "/api/v4/import/?page=2",
+        "/api/v4/import/?page=%2B2",
+        "/api/v4/import/?page=+2+",
+        "/api/v4/import/?page=002&format=api",
+        "/api/v4/import/?page=1&page=3",
+        "/api/v4/import/?page=3&page=x",
+        "/api/v4/import/?page",
+        "/api/v4/import/?page=4",
+        "/api/v4/import/?page=0",
+        "//api//v4/./categories/",
+        "/api/v4/service%2Dareas/",
+        "/api/v4/services/x/../../categories",
+        "/api/v4/services/%2e%2e/organisations/cafe-comhla",
+        "/api/v4/service%73/?postcode=G2+1AL",
+        "/api/v4/services/?postcode=G2+1AL&format=api",
+        "/api/v4/services/?postcode=G2+1AL&page=2&page_size=1",
+        "/api/v3/search?postcode=AB11+6BA&q=caf%C3%A9",
+        "/api/v3/search/?postcode=nowhere",
+        "/_errors/404.json",
+        "/a/../../b",
+        "/a%2",
+        "/nope?format=api",
+    ];
+    let accepts = ["", BROWSER, "*/*", "application/json, text/html;q=0.9"];
+    let methods = ["GET", "HEAD", "OPTIONS", "POST"];
+    for target in targets {
+        for accept in accepts {
+            for method in methods {
+                let what = format!("{method} {target} Accept: {accept:?}");
+                let headers: Vec<(&str, &str)> = if accept.is_empty() {
+                    vec![]
+                } else {
+                    vec![("accept", accept)]
+                };
+                let got = d.send(method, target, &headers);
+                let (status, content_type, body) = expected(d, &runtime, &search_app, method, target, accept);
+                assert_eq!(got.status, status, "{what}: {}", got.text());
+                assert_eq!(got.content_type(), content_type, "{what}");
+                assert!(
+                    got.body == body,
+                    "{what}:\n got {}\nwant {}",
+                    got.text(),
+                    String::from_utf8_lossy(&body)
+                );
+                assert_api_headers(&got, &what);
+            }
+        }
+    }
+}
+
+/// What `routing::route` says a request gets, with the files of the build and the
+/// in-process search server.
+fn expected(
+    d: &Deployment,
+    runtime: &tokio::runtime::Runtime,
+    search_app: &axum::Router,
+    method: &str,
+    target: &str,
+    accept: &str,
+) -> (u16, String, Vec<u8>) {
+    use tower::ServiceExt;
+    let method = Method::from_bytes(method.as_bytes()).unwrap();
+    let (path, query) = target.split_once('?').map_or((target, None), |(p, q)| (p, Some(q)));
+    let mut headers = HeaderMap::new();
+    if !accept.is_empty() {
+        headers.insert(
+            HeaderName::from_static("accept"),
+            HeaderValue::from_str(accept).unwrap(),
+        );
+    }
+    let head = method == Method::HEAD;
+    let strip = |body: Vec<u8>| if head { Vec::new() } else { body };
+    let content_type = |format: Format| match format {
+        Format::Json => JSON.to_owned(),
+        Format::Html => HTML.to_owned(),
+    };
+    let ext = |format: Format| match format {
+        Format::Json => "json",
+        Format::Html => "html",
+    };
+    let answer = match routing::route(&method, path, query, &headers) {
+        Route::Search(path) => {
+            let uri = match query {
+                Some(q) => format!("{path}?{q}"),
+                None => path,
+            };
+            let mut request = axum::http::Request::builder().method(method.clone()).uri(uri);
+            *request.headers_mut().unwrap() = headers;
+            let response = runtime
+                .block_on(
+                    search_app
+                        .clone()
+                        .oneshot(request.body(axum::body::Body::empty()).unwrap()),
+                )
+                .unwrap();
+            let status = response.status().as_u16();
+            let content_type = response.headers()[axum::http::header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            let body = runtime
+                .block_on(axum::body::to_bytes(response.into_body(), usize::MAX))
+                .unwrap();
+            return (status, content_type, strip(body.to_vec()));
+        }
+        Route::Static(answer) => answer,
+    };
+    let format = answer.format();
+    let not_found = || {
+        (
+            404,
+            content_type(format),
+            d.build.file(&format!("_errors/404.{}", ext(format))),
+        )
+    };
+    let invalid_page = || (404, content_type(format), routing::invalid_page_body(format).unwrap());
+    let (status, content_type, body) = match &answer {
+        Answer::File { path, missing, .. } => {
+            if d.build.public.join(path).is_file() {
+                (200, content_type(format), d.build.file(path))
+            } else if *missing == Missing::NotFound {
+                not_found()
+            } else {
+                invalid_page()
+            }
+        }
+        Answer::NotFound(_) => not_found(),
+        Answer::InvalidPage(_) => invalid_page(),
+        Answer::MethodNotAllowed(_) => {
+            let template = routing::method_not_allowed_body(format).unwrap();
+            (
+                405,
+                content_type(format),
+                routing::method_not_allowed_for(&template, format, &method),
+            )
+        }
+        Answer::Options(_) => (200, content_type(format), Vec::new()),
+        Answer::BadRequest => (400, JSON.to_owned(), routing::bad_request_body()),
+    };
+    (status, content_type, strip(body))
+}

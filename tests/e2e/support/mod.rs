@@ -1,0 +1,404 @@
+//! The deployments the suite runs against, the builds they serve, and a plain HTTP client.
+//!
+//! A deployment is a set of real processes on free loopback ports: nginx with the
+//! configuration printed by `svcdir nginx-config` plus `svcdir-search`, or `svcdir serve`.
+//! Tests share a deployment while any of them holds it (`Arc`, kept in a `Weak`), and the
+//! last one to let go stops its processes in `Drop`, so nothing outlives the test binary.
+
+#![allow(dead_code)]
+
+pub mod http;
+
+use std::fs;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+pub use http::{Response, request};
+
+/// Origin of every absolute URL in the shared build: links are followed by replacing it with
+/// the deployment's origin (and the test checks it never comes from the Host header).
+pub const BASE_URL: &str = "https://api.example.org";
+
+/// Import page size of the shared build: several pages from the small fixture.
+pub const IMPORT_PAGE_SIZE: &str = "2";
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A build of a fixture by the real `svcdir build`, in a temporary directory.
+#[derive(Debug)]
+pub struct Build {
+    dir: tempfile::TempDir,
+    /// The output directory.
+    pub public: PathBuf,
+    /// The search index.
+    pub index: PathBuf,
+}
+
+impl Build {
+    /// Builds `tests/fixtures/<fixture>` with `base_url`.
+    pub fn new(fixture: &str, base_url: &str) -> Build {
+        let dir = tempfile::Builder::new()
+            .prefix("svcdir-e2e-")
+            .tempdir()
+            .expect("temp dir");
+        // nginx's workers run as `nobody` when the tests run as root (CI): they must be able
+        // to read the build.
+        open_to_all(dir.path());
+        let public = dir.path().join("public");
+        let index = dir.path().join("search.idx");
+        let build = Build { dir, public, index };
+        build.rebuild(fixture, base_url);
+        build
+    }
+
+    /// Runs `svcdir build` of `tests/fixtures/<fixture>` again into the same output and index.
+    pub fn rebuild(&self, fixture: &str, base_url: &str) {
+        let input = repo().join("tests/fixtures").join(fixture);
+        let output = Command::new(env!("CARGO_BIN_EXE_svcdir"))
+            .args([
+                "build",
+                "--quiet",
+                "--import-page-size",
+                IMPORT_PAGE_SIZE,
+                "--base-url",
+                base_url,
+            ])
+            .arg("--input")
+            .arg(&input)
+            .arg("--output")
+            .arg(&self.public)
+            .arg("--index")
+            .arg(&self.index)
+            .env_remove("SVCDIR_BASE_URL")
+            .output()
+            .expect("svcdir build runs");
+        assert!(
+            output.status.success(),
+            "svcdir build failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// Bytes of a file of the build.
+    pub fn file(&self, rel: &str) -> Vec<u8> {
+        fs::read(self.public.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    /// A JSON file of the build.
+    pub fn json(&self, rel: &str) -> serde_json::Value {
+        serde_json::from_slice(&self.file(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    /// The folder of the build's temporary directory.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Makes a directory readable and traversable by every user.
+pub fn open_to_all(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// The small fixture built once for every test that runs at the same time.
+pub fn small_build() -> Arc<Build> {
+    static SHARED: Mutex<Weak<Build>> = Mutex::new(Weak::new());
+    shared(&SHARED, || Build::new("small", BASE_URL))
+}
+
+fn shared<T>(slot: &Mutex<Weak<T>>, make: impl FnOnce() -> T) -> Arc<T> {
+    let mut guard = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(live) = guard.upgrade() {
+        return live;
+    }
+    let fresh = Arc::new(make());
+    *guard = Arc::downgrade(&fresh);
+    fresh
+}
+
+/// Which deployment a test runs against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// nginx with the generated configuration, plus svcdir-search.
+    Nginx,
+    /// `svcdir serve`.
+    Preview,
+}
+
+/// Real processes answering HTTP on `port`.
+#[derive(Debug)]
+pub struct Deployment {
+    /// Which one.
+    pub kind: Kind,
+    /// The port on 127.0.0.1.
+    pub port: u16,
+    // Fields drop in order: the processes (nginx or the preview before the search server),
+    // then their files.
+    processes: Vec<Process>,
+    _prefix: Option<tempfile::TempDir>,
+    /// The build it serves.
+    pub build: Arc<Build>,
+}
+
+impl Deployment {
+    /// `http://127.0.0.1:PORT`.
+    pub fn origin(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// GET `target` (path and query, sent as written).
+    pub fn get(&self, target: &str) -> Response {
+        request(self.port, "GET", target, &[])
+    }
+
+    /// A request with any method and headers.
+    pub fn send(&self, method: &str, target: &str, headers: &[(&str, &str)]) -> Response {
+        request(self.port, method, target, headers)
+    }
+
+    /// GET an absolute URL of the build: its origin must be [`BASE_URL`]; the path and query
+    /// are asked of this deployment.
+    pub fn follow(&self, url: &str) -> Response {
+        let target = url
+            .strip_prefix(BASE_URL)
+            .unwrap_or_else(|| panic!("{url} does not start with the configured base URL {BASE_URL}"));
+        self.get(target)
+    }
+}
+
+/// `svcdir serve` over the shared small build.
+pub fn preview() -> Arc<Deployment> {
+    static SHARED: Mutex<Weak<Deployment>> = Mutex::new(Weak::new());
+    shared(&SHARED, || start_preview(small_build()))
+}
+
+/// Starts `svcdir serve` over `build` on a free port.
+pub fn start_preview(build: Arc<Build>) -> Deployment {
+    let process = retry_port(|port| preview_process(&build, port));
+    Deployment {
+        kind: Kind::Preview,
+        port: process.port,
+        build,
+        processes: vec![process],
+        _prefix: None,
+    }
+}
+
+/// Starts `svcdir serve` over `build` on `port` (for a build made for that port).
+pub fn start_preview_on(build: Arc<Build>, port: u16) -> Deployment {
+    let process = preview_process(&build, port).unwrap_or_else(|e| panic!("{e}"));
+    Deployment {
+        kind: Kind::Preview,
+        port,
+        build,
+        processes: vec![process],
+        _prefix: None,
+    }
+}
+
+fn preview_process(build: &Build, port: u16) -> Result<Process, String> {
+    let log = build.dir().join(format!("serve-{port}.log"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir"));
+    command
+        .arg("serve")
+        .arg("--public")
+        .arg(&build.public)
+        .arg("--index")
+        .arg(&build.index)
+        .arg("--listen")
+        .arg(format!("127.0.0.1:{port}"));
+    Process::spawn("svcdir serve", command, log, port)
+}
+
+/// Starts a process on a free port, again on another port if a parallel test took the
+/// first one between its release and the child's bind.
+fn retry_port(mut start: impl FnMut(u16) -> Result<Process, String>) -> Process {
+    let mut failures = Vec::new();
+    for _ in 0..3 {
+        match start(free_port()) {
+            Ok(process) => return process,
+            Err(e) if e.to_ascii_lowercase().contains("in use") => failures.push(e),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    panic!("no free port after 3 tries:\n{}", failures.join("\n"))
+}
+
+/// Where nginx is, if installed.
+pub fn nginx_binary() -> Option<PathBuf> {
+    let candidates = std::env::var_os("PATH")
+        .map(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join("nginx"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    candidates
+        .into_iter()
+        .chain(["/usr/sbin/nginx".into(), "/usr/local/sbin/nginx".into()])
+        .find(|p| p.is_file())
+}
+
+/// nginx + svcdir-search over the shared small build; `None` (after saying so) when nginx
+/// is not installed.
+pub fn nginx() -> Option<Arc<Deployment>> {
+    static SHARED: Mutex<Weak<Deployment>> = Mutex::new(Weak::new());
+    let Some(binary) = nginx_binary() else {
+        eprintln!("skipped: nginx is not installed (.ci/run installs it)");
+        return None;
+    };
+    Some(shared(&SHARED, || start_nginx(&binary, small_build(), true, &[])))
+}
+
+/// A prefix directory for nginx with the configuration that `svcdir nginx-config` prints
+/// for `build`, listening on `port`, with `search` as the search servers.
+pub fn nginx_prefix(build: &Build, port: u16, search: &[String]) -> (tempfile::TempDir, PathBuf) {
+    let prefix = tempfile::Builder::new()
+        .prefix("svcdir-nginx-")
+        .tempdir()
+        .expect("temp dir");
+    open_to_all(prefix.path());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir"));
+    command
+        .arg("nginx-config")
+        .arg("--public")
+        .arg(&build.public)
+        .arg("--listen")
+        .arg(format!("127.0.0.1:{port}"));
+    for server in search {
+        command.arg("--search").arg(server);
+    }
+    let output = command.output().expect("svcdir nginx-config runs");
+    assert!(
+        output.status.success(),
+        "svcdir nginx-config failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let conf = prefix.path().join("nginx.conf");
+    fs::write(&conf, &output.stdout).expect("write nginx.conf");
+    (prefix, conf)
+}
+
+/// Starts nginx over `build`, its search servers being `extra` followed, when
+/// `start_search`, by a svcdir-search started here.
+pub fn start_nginx(binary: &Path, build: Arc<Build>, start_search: bool, extra: &[String]) -> Deployment {
+    let mut processes = Vec::new();
+    let mut search = extra.to_vec();
+    if start_search {
+        let process = retry_port(|port| {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir-search"));
+            command
+                .arg("--index")
+                .arg(&build.index)
+                .arg("--listen")
+                .arg(format!("127.0.0.1:{port}"));
+            let log = build.dir().join(format!("search-{port}.log"));
+            Process::spawn("svcdir-search", command, log, port)
+        });
+        search.push(format!("127.0.0.1:{}", process.port));
+        processes.push(process);
+    }
+    let mut prefix = None;
+    let nginx = retry_port(|port| {
+        let (dir, conf) = nginx_prefix(&build, port, &search);
+        let mut command = Command::new(binary);
+        command
+            .arg("-p")
+            .arg(dir.path())
+            .arg("-c")
+            .arg(&conf)
+            .args(["-g", "daemon off;"]);
+        let log = dir.path().join("stderr.log");
+        let process = Process::spawn("nginx", command, log, port);
+        prefix = Some(dir);
+        process
+    });
+    let port = nginx.port;
+    // nginx first in the list: it is stopped before the server it proxies to.
+    processes.insert(0, nginx);
+    Deployment {
+        kind: Kind::Nginx,
+        port,
+        build,
+        processes,
+        _prefix: prefix,
+    }
+}
+
+/// A free port on 127.0.0.1: bound, read, released.
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener.local_addr().expect("local address").port()
+}
+
+/// A child process, stopped in `Drop` (SIGTERM, then SIGKILL after 5 s).
+#[derive(Debug)]
+struct Process {
+    name: &'static str,
+    child: Child,
+    log: PathBuf,
+    port: u16,
+}
+
+impl Process {
+    /// Spawns `command` with stdout and stderr to `log` and waits until it accepts
+    /// connections on `port`; the error carries the log when it exits first.
+    fn spawn(name: &'static str, mut command: Command, log: PathBuf, port: u16) -> Result<Process, String> {
+        let file = fs::File::create(&log).expect("log file");
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().expect("log file"))
+            .stderr(file)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        let mut process = Process { name, child, log, port };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Ok(process);
+            }
+            if let Ok(Some(status)) = process.child.try_wait() {
+                return Err(format!(
+                    "{name} exited with {status} before listening:\n{}",
+                    process.log_text()
+                ));
+            }
+            if Instant::now() > deadline {
+                panic!("{name} does not listen on {port} after 20 s:\n{}", process.log_text());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn log_text(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
+        // SIGTERM: nginx's master then stops its workers; the Rust servers stop gracefully.
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        eprintln!("{} did not stop on SIGTERM; killing it", self.name);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

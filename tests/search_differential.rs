@@ -1,0 +1,97 @@
+//! Differential test: random queries answered by the server (`app().oneshot`) give the
+//! same count and the same ordered ids as a brute-force scan written from behaviour.md
+//! (`search_support::brute`), on a generated sample dataset and on a random directory
+//! full of ties.
+
+mod search_support;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use search_support::brute::Oracle;
+use search_support::{get, publication, random};
+use svcdir::index::SearchIndex;
+use svcdir::model::Directory;
+use svcdir::server::AppState;
+
+async fn compare(dir: &Directory, queries: usize, seed: u64) {
+    // Through the index's file format too: what the server reads is what was written.
+    let bytes = SearchIndex::build(dir, &publication()).to_bytes().expect("encodes");
+    let index = SearchIndex::from_bytes(&bytes, std::path::Path::new("memory")).expect("decodes");
+    let state = std::sync::Arc::new(AppState::new(index));
+    let oracle = Oracle::new(dir);
+    let words = random::words_of(dir);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (mut non_empty, mut invalid_pages, mut with_q) = (0, 0, 0);
+    for n in 0..queries {
+        let (query, url) = random::query(&mut rng, dir, &words);
+        let answer = get(&state, &url).await;
+        match oracle.search(&query) {
+            None => {
+                invalid_pages += 1;
+                assert_eq!(
+                    answer.status,
+                    404,
+                    "#{n} {url}: {}",
+                    String::from_utf8_lossy(&answer.body)
+                );
+                assert_eq!(
+                    answer.json(),
+                    serde_json::json!({"detail": "Invalid page."}),
+                    "#{n} {url}"
+                );
+            }
+            Some((count, ids)) => {
+                assert_eq!(
+                    answer.status,
+                    200,
+                    "#{n} {url}: {}",
+                    String::from_utf8_lossy(&answer.body)
+                );
+                let json = answer.json();
+                let list = json.get("data").or_else(|| json.get("results")).expect("list");
+                let got: Vec<String> = list
+                    .as_array()
+                    .expect("array")
+                    .iter()
+                    .map(|s| s["id"].as_str().expect("id").to_owned())
+                    .collect();
+                let want: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+                assert_eq!(
+                    (json["count"].as_u64(), &got),
+                    (Some(count as u64), &want),
+                    "#{n} {url}"
+                );
+                if count > 0 {
+                    non_empty += 1;
+                }
+                if query.q.is_some() && count > 0 {
+                    with_q += 1;
+                }
+            }
+        }
+    }
+    eprintln!("{queries} queries: {non_empty} with results ({with_q} of them with q), {invalid_pages} invalid pages");
+    // The queries must exercise something.
+    assert!(non_empty > queries / 3, "{non_empty}");
+    assert!(with_q > queries / 40, "{with_q}");
+    assert!(invalid_pages > 0);
+}
+
+#[tokio::test]
+async fn differential_on_a_generated_sample_dataset() {
+    let input = tempfile::tempdir().expect("temp dir");
+    let cfg = svcdir::sample::SampleConfig {
+        services: 700,
+        seed: 11,
+        out: input.path().to_path_buf(),
+    };
+    svcdir::sample::generate(&cfg).expect("sample generates");
+    let dir = svcdir::validate::load_directory(input.path()).unwrap_or_else(|e| panic!("sample loads: {e:?}"));
+    compare(&dir, 1200, 1).await;
+}
+
+#[tokio::test]
+async fn differential_on_a_random_directory_full_of_ties() {
+    let dir = random::directory(5, 400);
+    compare(&dir, 1000, 2).await;
+}

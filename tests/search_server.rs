@@ -1,0 +1,278 @@
+//! The real `svcdir-search` binary: started on a free port with an index written here,
+//! asked over real HTTP, stopped with SIGTERM; and its start-up failures.
+
+mod search_support;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use search_support::{directory, publication};
+use svcdir::index::SearchIndex;
+
+const BIN: &str = env!("CARGO_BIN_EXE_svcdir-search");
+
+/// A running server; killed on drop if the test did not stop it.
+struct Server {
+    child: Child,
+    address: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl Server {
+    fn start(index: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .args([
+                "--index",
+                index.to_str().expect("utf-8 path"),
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("svcdir-search starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let lines = log.clone();
+        // Drain stderr for the server's whole life, so that its log never blocks it.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(address) = line.split("listening on http://").nth(1) {
+                    let _ = tx.send(address.trim().to_owned());
+                }
+                lines.lock().expect("log lock").push(line);
+            }
+        });
+        let mut server = Server {
+            child,
+            address: String::new(),
+            log,
+        };
+        server.address = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no listening line; stderr: {:?}", server.log.lock().expect("log lock")));
+        server
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.log.lock().expect("log lock").clone()
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "did not stop after SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+struct Reply {
+    status: u16,
+    headers: hyper::HeaderMap,
+    body: Bytes,
+}
+
+/// One HTTP/1.1 request on a fresh connection.
+async fn request(address: &str, method: &str, target: &str) -> Reply {
+    let stream = tokio::net::TcpStream::connect(address).await.expect("connects");
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+        .await
+        .expect("handshake");
+    tokio::spawn(connection);
+    let request = hyper::Request::builder()
+        .method(method)
+        .uri(target)
+        .header("host", "attacker.example")
+        .body(Empty::<Bytes>::new())
+        .expect("request");
+    let response = sender.send_request(request).await.expect("response");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = response.into_body().collect().await.expect("body").to_bytes();
+    Reply { status, headers, body }
+}
+
+fn write_index(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("nested/search.idx");
+    SearchIndex::build(&directory(), &publication())
+        .write(&path)
+        .expect("index written");
+    path
+}
+
+#[test]
+fn serves_searches_over_http_and_stops_on_sigterm() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let index = write_index(work.path());
+    let mut server = Server::start(&index, &["--base-url", "https://search.example.net/"]);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let reply = request(
+            &server.address,
+            "GET",
+            "/api/v4/services/?postcode=g2%201al&page_size=5",
+        )
+        .await;
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.headers["content-type"], "application/json");
+        assert_eq!(reply.headers["allow"], "GET, HEAD, OPTIONS");
+        assert_eq!(reply.headers["vary"], "Accept");
+        assert_eq!(reply.headers["access-control-allow-origin"], "*");
+        let json: serde_json::Value = serde_json::from_slice(&reply.body).expect("JSON");
+        assert_eq!(json["count"], 12);
+        assert_eq!(json["data"][0]["name"], "Drop-in Centre");
+        // The configured base URL, never the Host header.
+        assert_eq!(
+            json["next"],
+            "https://search.example.net/api/v4/services/?postcode=g2+1al&page_size=5&page=2"
+        );
+
+        let reply = request(&server.address, "HEAD", "/api/v3/search?postcode=G2+1AL").await;
+        assert_eq!(reply.status, 200);
+        assert!(reply.body.is_empty());
+        let reply = request(&server.address, "DELETE", "/api/v3/search/").await;
+        assert_eq!(reply.status, 405);
+        assert_eq!(reply.headers["allow"], "GET, HEAD, OPTIONS");
+        let reply = request(&server.address, "GET", "/api/v4/categories/").await;
+        assert_eq!(reply.status, 404);
+    });
+    let status = server.terminate();
+    assert_eq!(status.code(), Some(0), "{:?}", server.log());
+    let log = server.log();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("svcdir-search: loaded ") && l.contains("15 services")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("GET /api/v4/services/?postcode=g2%201al&page_size=5 200 ") && l.ends_with("us")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().any(|l| l.starts_with("DELETE /api/v3/search/ 405 ")),
+        "{log:?}"
+    );
+    assert!(log.iter().any(|l| l == "svcdir-search: stopped"), "{log:?}");
+}
+
+fn run_to_exit(args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("svcdir-search runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_missing_index_exits_1_with_a_clear_message() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let missing = work.path().join("nope.idx");
+    let (code, stderr) = run_to_exit(&["--index", missing.to_str().unwrap(), "--listen", "127.0.0.1:0"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("does not exist") && stderr.contains("nope.idx"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_corrupt_or_foreign_index_exits_1() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let good = std::fs::read(write_index(work.path())).expect("read");
+    for (name, bytes, expected) in [
+        (
+            "foreign.idx",
+            b"<html>not an index</html>".to_vec(),
+            "not a svcdir search index",
+        ),
+        ("cut.idx", good[..good.len() / 2].to_vec(), "corrupt"),
+        (
+            "future.idx",
+            [&good[..8], &99u32.to_le_bytes()[..], &good[12..]].concat(),
+            "format version 99",
+        ),
+    ] {
+        let path = work.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        let (code, stderr) = run_to_exit(&["--index", path.to_str().unwrap(), "--listen", "127.0.0.1:0"]);
+        assert_eq!(code, Some(1), "{name}");
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+    }
+}
+
+#[test]
+fn a_taken_port_exits_1() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let index = write_index(work.path());
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = taken.local_addr().expect("address").to_string();
+    let (code, stderr) = run_to_exit(&["--index", index.to_str().unwrap(), "--listen", &address]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains(&format!("cannot listen on {address}")), "{stderr}");
+}
+
+#[test]
+fn a_bad_base_url_is_refused() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let index = write_index(work.path());
+    let (code, stderr) = run_to_exit(&[
+        "--index",
+        index.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+        "--base-url",
+        "example.org",
+    ]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("--base-url"), "{stderr}");
+}
+
+#[test]
+fn help_explains_the_options() {
+    let output = Command::new(BIN).arg("--help").output().expect("runs");
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success());
+    for needle in [
+        "--index",
+        "build/search.idx",
+        "--listen",
+        "127.0.0.1:8081",
+        "--base-url",
+        "SIGTERM",
+    ] {
+        assert!(help.contains(needle), "{needle}: {help}");
+    }
+}
