@@ -52,3 +52,13 @@ test-e2e:
 ## test-browser: headless Chromium on the HTML views (skipped without it); screenshots in target/screenshots/
 test-browser:
 	$(CARGO) test --test e2e browser:: -- --nocapture
+
+# ---- benchmarks (BENCHMARKS.md) ----
+.PHONY: bench bench-build
+
+## bench: every benchmark; BENCH_LARGE=1 adds a 1,000,000-service dataset
+bench: bench-build bench-search
+
+## bench-build: svcdir build against the floor of writing the same files, on fresh ext4 file systems (needs root)
+bench-build:
+	$(CARGO) bench --bench publish

@@ -255,6 +255,11 @@ fn bench_size(services: usize, work: &Path) -> Row {
 }
 
 fn main() {
+    // `cargo test --all-targets` runs bench targets without `--bench`: a smoke check only.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("publish: a benchmark; run it with `make bench-build`");
+        return;
+    }
     let mut sizes: Vec<usize> = std::env::var("BENCH_SIZES")
         .unwrap_or_else(|_| "10000,100000".into())
         .split(',')
