@@ -81,15 +81,8 @@ fn check_service_areas(dataset: &Dataset, errors: &mut DataErrors) -> Vec<Servic
     let mut seen = HashSet::new();
     let mut areas = Vec::new();
     for (ix, record) in dataset.service_areas.iter().enumerate() {
-        if record.code.trim().is_empty() {
-            errors.push(DataError::at(
-                file,
-                None,
-                format!("[{ix}].code"),
-                &record.code,
-                "must not be empty",
-            ));
-        } else if !seen.insert(record.code.as_str()) {
+        require_text(errors, file, None, format!("[{ix}].code"), &record.code);
+        if !record.code.trim().is_empty() && !seen.insert(record.code.as_str()) {
             errors.push(DataError::at(
                 file,
                 None,
@@ -98,15 +91,7 @@ fn check_service_areas(dataset: &Dataset, errors: &mut DataErrors) -> Vec<Servic
                 "is listed twice",
             ));
         }
-        if record.name.trim().is_empty() {
-            errors.push(DataError::at(
-                file,
-                None,
-                format!("[{ix}].name"),
-                &record.name,
-                "must not be empty",
-            ));
-        }
+        require_text(errors, file, None, format!("[{ix}].name"), &record.name);
         let kind = AreaKind::from_name(&record.kind);
         // Keep the code even when its type is wrong (the build fails anyway), so that
         // services naming it are not told it is missing.
@@ -154,15 +139,7 @@ fn check_categories(records: &[CategoryRecord], errors: &mut DataErrors) -> Cate
                         "is used twice",
                     ));
                 }
-                if record.name.trim().is_empty() {
-                    errors.push(DataError::at(
-                        file,
-                        None,
-                        format!("{here}.name"),
-                        &record.name,
-                        "must not be empty",
-                    ));
-                }
+                require_text(errors, file, None, format!("{here}.name"), &record.name);
                 if let Some(id) = record.id {
                     if id == 0 {
                         errors.push(DataError::at(file, None, format!("{here}.id"), id, "must be 1 or more"));
@@ -187,6 +164,13 @@ fn check_categories(records: &[CategoryRecord], errors: &mut DataErrors) -> Cate
     }
     let inputs = walk(records, "", &mut HashSet::new(), &mut HashSet::new(), errors);
     CategoryTree::build(&inputs)
+}
+
+/// Reports a required text field that is empty after trimming.
+fn require_text(errors: &mut DataErrors, file: &str, line: Option<usize>, field: impl Into<String>, value: &str) {
+    if value.trim().is_empty() {
+        errors.push(DataError::at(file, line, field, value, "must not be empty"));
+    }
 }
 
 /// What validation learnt of an organisation, by input position.
@@ -286,15 +270,7 @@ fn check_organisations(lines: &[Line<OrganisationRecord>], errors: &mut DataErro
         if check_unique_id(file, *line, record.id, &mut seen, errors) {
             by_id.insert(record.id, pos);
         }
-        if record.name.trim().is_empty() {
-            errors.push(DataError::at(
-                file,
-                Some(*line),
-                "name",
-                &record.name,
-                "must not be empty",
-            ));
-        }
+        require_text(errors, file, Some(*line), "name", &record.name);
         let slug = slug_of(
             file,
             *line,
@@ -369,9 +345,7 @@ fn check_locations(lines: &[Line<LocationRecord>], refs: &Refs<'_>, errors: &mut
             ("locality", &record.locality),
             ("postal_code", &record.postal_code),
         ] {
-            if value.trim().is_empty() {
-                errors.push(DataError::at(file, Some(line), field, value, "must not be empty"));
-            }
+            require_text(errors, file, Some(line), field, value);
         }
         if record.country.len() != 2 || !record.country.bytes().all(|b| b.is_ascii_uppercase()) {
             errors.push(DataError::at(
@@ -442,15 +416,7 @@ fn check_services(
         let line = *line;
         check_unique_id(file, line, record.id, &mut seen, errors);
         let owner = org_ref(file, line, &record.organisation_id, refs, errors);
-        if record.name.trim().is_empty() {
-            errors.push(DataError::at(
-                file,
-                Some(line),
-                "name",
-                &record.name,
-                "must not be empty",
-            ));
-        }
+        require_text(errors, file, Some(line), "name", &record.name);
         let slug = slug_of(
             file,
             line,
