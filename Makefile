@@ -62,3 +62,7 @@ bench: bench-build bench-search
 ## bench-build: svcdir build against the floor of writing the same files, on fresh ext4 file systems (needs root)
 bench-build:
 	$(CARGO) bench --bench publish
+
+## bench-search: load benchmark of svcdir-search over loopback (10,000 and 100,000 services)
+bench-search:
+	$(CARGO) bench --bench search_load

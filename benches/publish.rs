@@ -48,21 +48,15 @@ fn measure_output(cmd: &mut Command) -> (Run, String) {
     // SAFETY: pid is our own child, status and usage are valid for writes.
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(waited, pid, "wait4");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{cmd:?} failed"
-    );
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{cmd:?} failed");
     let wall = started.elapsed().as_secs_f64();
     let mut stdout = String::new();
     if let Some(mut pipe) = child.stdout.take() {
         let _ = pipe.read_to_string(&mut stdout);
     }
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    let run = Run {
-        wall,
-        cpu: secs(usage.ru_utime) + secs(usage.ru_stime),
-        max_rss_mb: usage.ru_maxrss as f64 / 1024.0,
-    };
+    let run =
+        Run { wall, cpu: secs(usage.ru_utime) + secs(usage.ru_stime), max_rss_mb: usage.ru_maxrss as f64 / 1024.0 };
     (run, stdout)
 }
 
@@ -93,11 +87,7 @@ impl FreshFs {
             );
             let _ = fs::remove_file(&image);
         }
-        FreshFs {
-            image,
-            mount,
-            mounted: made,
-        }
+        FreshFs { image, mount, mounted: made }
     }
 }
 
@@ -119,12 +109,7 @@ fn load_tree(root: &Path) -> Vec<(String, Vec<u8>)> {
         .into_iter()
         .map(|e| e.unwrap())
         .filter(|e| e.file_type().is_file())
-        .map(|e| {
-            (
-                e.path().strip_prefix(root).unwrap().to_string_lossy().into_owned(),
-                fs::read(e.path()).unwrap(),
-            )
-        })
+        .map(|e| (e.path().strip_prefix(root).unwrap().to_string_lossy().into_owned(), fs::read(e.path()).unwrap()))
         .collect();
     files.sort();
     files
@@ -155,10 +140,7 @@ fn change_one_service(input: &Path, round: usize) {
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let line = lines.iter().position(|l| !l.contains("\"published\":false")).unwrap();
     let mut record: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&lines[line]).unwrap();
-    record.insert(
-        "description".into(),
-        format!("Changed for the benchmark, round {round}.").into(),
-    );
+    record.insert("description".into(), format!("Changed for the benchmark, round {round}.").into());
     lines[line] = serde_json::to_string(&record).unwrap();
     fs::write(&path, lines.join("\n") + "\n").unwrap();
 }
@@ -181,12 +163,7 @@ fn bench_size(services: usize, work: &Path) -> Row {
     let input = work.join(format!("input-{services}"));
     if !input.join("services.jsonl").exists() {
         eprintln!("generating {services} services...");
-        svcdir::sample::generate(&svcdir::sample::SampleConfig {
-            services,
-            seed: 42,
-            out: input.clone(),
-        })
-        .unwrap();
+        svcdir::sample::generate(&svcdir::sample::SampleConfig { services, seed: 42, out: input.clone() }).unwrap();
     }
     let size_gb = (services as u64 * 90 / 1_000_000).max(4) * 2;
     let target = FreshFs::new(work, "fs-build", size_gb);
@@ -240,18 +217,7 @@ fn bench_size(services: usize, work: &Path) -> Row {
     } else {
         (None, None)
     };
-    Row {
-        services,
-        files,
-        mb,
-        full,
-        noop,
-        first_change,
-        change,
-        change_summary,
-        floor_single,
-        floor_parallel,
-    }
+    Row { services, files, mb, full, noop, first_change, change, change_summary, floor_single, floor_parallel }
 }
 
 fn main() {
@@ -277,9 +243,7 @@ fn main() {
     writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
     for r in &rows {
         let opt = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.1}"));
-        let ratio = r
-            .floor_parallel
-            .map_or("n/a".to_owned(), |f| format!("{:.2}", r.full.wall / f));
+        let ratio = r.floor_parallel.map_or("n/a".to_owned(), |f| format!("{:.2}", r.full.wall / f));
         writeln!(
             md,
             "| {} | {} | {:.0} | {:.1} ({:.1}) | {:.0} | {:.0} | {:.0} | {} | {} | {} | {:.2} | {:.1} | {:.1} |",
@@ -302,9 +266,7 @@ fn main() {
         eprintln!("{}: {}", r.services, r.change_summary);
     }
     print!("{md}");
-    let out = std::env::var("BENCH_OUT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| work.join("publish.md"));
+    let out = std::env::var("BENCH_OUT").map(PathBuf::from).unwrap_or_else(|_| work.join("publish.md"));
     fs::write(&out, &md).unwrap();
     eprintln!("results in {}", out.display());
 }

@@ -57,22 +57,13 @@ impl Server {
     fn start(index: &Path, log: PathBuf) -> Server {
         let file = std::fs::File::create(&log).expect("log file");
         let child = Command::new(env!("CARGO_BIN_EXE_svcdir-search"))
-            .args([
-                "--index",
-                index.to_str().expect("utf-8 path"),
-                "--listen",
-                "127.0.0.1:0",
-            ])
+            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(file))
             .spawn()
             .expect("svcdir-search starts");
-        let mut server = Server {
-            child,
-            address: String::new(),
-            log,
-        };
+        let mut server = Server { child, address: String::new(), log };
         let deadline = Instant::now() + Duration::from_secs(60);
         while server.address.is_empty() {
             assert!(Instant::now() < deadline, "server did not start: {}", server.log_text());
@@ -103,9 +94,7 @@ impl Server {
     }
 
     fn stop(mut self) -> Option<i32> {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -126,12 +115,7 @@ fn queries(dir: &Directory, seed: u64) -> Vec<String> {
         .iter()
         .step_by(97)
         .flat_map(|s| svcdir::index::text::words(&s.name))
-        .chain(
-            dir.categories
-                .nodes
-                .iter()
-                .flat_map(|n| svcdir::index::text::words(&n.name)),
-        )
+        .chain(dir.categories.nodes.iter().flat_map(|n| svcdir::index::text::words(&n.name)))
         .filter(|w| w.len() >= 4)
         .collect();
     words.sort();
@@ -144,9 +128,7 @@ fn queries(dir: &Directory, seed: u64) -> Vec<String> {
             let mut q = form_urlencoded::Serializer::new(String::new());
             q.append_pair("postcode", postcode);
             let kind = rng.gen_range(0..100);
-            let radius = *[1000u32, 2000, 5000, 5000, 10_000, 20_000]
-                .choose(&mut rng)
-                .expect("radii");
+            let radius = *[1000u32, 2000, 5000, 5000, 10_000, 20_000].choose(&mut rng).expect("radii");
             if radius != 5000 {
                 q.append_pair("radius", &radius.to_string());
             }
@@ -182,6 +164,15 @@ struct Load {
     statuses: [u64; 6],
     bytes: u64,
     errors: u64,
+    /// The first failure's message, for the report.
+    first_error: Option<String>,
+}
+
+impl Load {
+    fn fail(&mut self, what: &str, error: impl std::fmt::Display) {
+        self.errors += 1;
+        self.first_error.get_or_insert_with(|| format!("{what}: {error}"));
+    }
 }
 
 /// One keep-alive connection sending the queries in turn until `stop`.
@@ -189,16 +180,22 @@ async fn connection(address: String, queries: Arc<Vec<String>>, start: usize, st
     let mut load = Load::default();
     let mut n = start;
     'reconnect: while !stop.load(Ordering::Relaxed) {
-        let Ok(stream) = tokio::net::TcpStream::connect(&address).await else {
-            load.errors += 1;
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            continue;
+        let stream = match tokio::net::TcpStream::connect(&address).await {
+            Ok(stream) => stream,
+            Err(e) => {
+                load.fail("connect", e);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
         };
         let _ = stream.set_nodelay(true);
-        let Ok((mut sender, conn)) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await
-        else {
-            load.errors += 1;
-            continue;
+        let (mut sender, conn) = match hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await
+        {
+            Ok(pair) => pair,
+            Err(e) => {
+                load.fail("handshake", e);
+                continue;
+            }
         };
         tokio::spawn(conn);
         while !stop.load(Ordering::Relaxed) {
@@ -209,17 +206,22 @@ async fn connection(address: String, queries: Arc<Vec<String>>, start: usize, st
                 .body(Empty::<Bytes>::new())
                 .expect("request");
             let started = Instant::now();
-            let Ok(response) = sender.send_request(request).await else {
-                load.errors += 1;
-                continue 'reconnect;
+            let response = match sender.send_request(request).await {
+                Ok(response) => response,
+                Err(e) => {
+                    load.fail(target, e);
+                    continue 'reconnect;
+                }
             };
             let status = response.status().as_u16();
-            let Ok(body) = response.into_body().collect().await else {
-                load.errors += 1;
-                continue 'reconnect;
+            let body = match response.into_body().collect().await {
+                Ok(body) => body,
+                Err(e) => {
+                    load.fail(target, e);
+                    continue 'reconnect;
+                }
             };
-            load.latencies_us
-                .push(started.elapsed().as_micros().min(u32::MAX as u128) as u32);
+            load.latencies_us.push(started.elapsed().as_micros().min(u32::MAX as u128) as u32);
             load.statuses[(status / 100).min(5) as usize] += 1;
             load.bytes += body.to_bytes().len() as u64;
         }
@@ -261,6 +263,9 @@ fn drive(address: &str, queries: Arc<Vec<String>>, warm_up: Duration, duration: 
                     }
                     total.bytes += load.bytes;
                     total.errors += load.errors;
+                    if total.first_error.is_none() {
+                        total.first_error = load.first_error;
+                    }
                 }
                 (total, started.elapsed())
             }
@@ -292,16 +297,14 @@ struct Row {
     rss_mb: f64,
     statuses: String,
     exit: Option<i32>,
+    /// What went wrong, if anything: a server error, a failed request, a bad exit.
+    problems: Vec<String>,
 }
 
 fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
     let work = tempfile::tempdir().expect("temp dir");
     let input = work.path().join("input");
-    let cfg = svcdir::sample::SampleConfig {
-        services: size,
-        seed: 2024,
-        out: input.clone(),
-    };
+    let cfg = svcdir::sample::SampleConfig { services: size, seed: 2024, out: input.clone() };
     svcdir::sample::generate(&cfg).expect("sample dataset");
     let dir = svcdir::validate::load_directory(&input).unwrap_or_else(|e| panic!("dataset loads: {e:?}"));
     let publication = Publication::with_defaults("http://127.0.0.1:8081".into(), "http://127.0.0.1:8080".into());
@@ -312,9 +315,7 @@ fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
     index.write(&index_path).expect("index written");
     let build_s = started.elapsed().as_secs_f64();
     drop(index);
-    let index_mb = std::fs::metadata(&index_path)
-        .map(|m| m.len() as f64 / 1e6)
-        .unwrap_or(f64::NAN);
+    let index_mb = std::fs::metadata(&index_path).map(|m| m.len() as f64 / 1e6).unwrap_or(f64::NAN);
 
     // Index load: best of 5 reads (file in the page cache, as after any restart).
     let load_ms = (0..5)
@@ -337,24 +338,29 @@ fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
     drop(dir);
 
     let server = Server::start(&index_path, work.path().join("server.log"));
-    let server_load_ms = server
-        .log_text()
-        .split(" in ")
-        .nth(1)
-        .and_then(|rest| rest.split(" ms").next())
-        .unwrap_or("?")
-        .to_owned();
-    let (load, elapsed) = drive(
-        &server.address,
-        Arc::new(queries),
-        warm_up,
-        Duration::from_secs(seconds),
-    );
+    let server_load_ms =
+        server.log_text().split(" in ").nth(1).and_then(|rest| rest.split(" ms").next()).unwrap_or("?").to_owned();
+    let (load, elapsed) = drive(&server.address, Arc::new(queries), warm_up, Duration::from_secs(seconds));
     let rss_mb = server.peak_rss_mb();
     let exit = server.stop();
 
     let mut latencies = load.latencies_us;
     latencies.sort_unstable();
+    let mut problems = Vec::new();
+    if load.statuses[5] > 0 || load.errors > 0 {
+        problems.push(format!(
+            "{size} services: {} 5xx responses, {} failed requests (first: {})",
+            load.statuses[5],
+            load.errors,
+            load.first_error.as_deref().unwrap_or("-")
+        ));
+    }
+    if load.statuses[2] == 0 {
+        problems.push(format!("{size} services: no successful response"));
+    }
+    if exit != Some(0) {
+        problems.push(format!("{size} services: server exit {exit:?} after SIGTERM"));
+    }
     let statuses = format!(
         "2xx {} / 4xx {} / 5xx {} / errors {}",
         load.statuses[2], load.statuses[4], load.statuses[5], load.errors
@@ -373,6 +379,7 @@ fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
         rss_mb,
         statuses,
         exit,
+        problems,
     }
 }
 
@@ -394,11 +401,7 @@ fn main() {
         .filter(|_| benching)
         .and_then(|s| s.parse().ok())
         .unwrap_or(default_seconds);
-    let warm_up = if benching {
-        Duration::from_secs(2)
-    } else {
-        Duration::from_millis(200)
-    };
+    let warm_up = if benching { Duration::from_secs(2) } else { Duration::from_millis(200) };
     if !benching {
         eprintln!("search_load: smoke run (300 services, 1 s); `cargo bench --bench search_load` for figures");
     }
@@ -409,9 +412,11 @@ fn main() {
         "| services | postcodes | index file | build+write | index load (bench / server) | requests/s | p50 | p99 | max | server peak RSS | responses | exit |\n\
          |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
     );
+    let mut problems = Vec::new();
     for size in sizes {
         eprintln!("search_load: {size} services ...");
         let row = bench(size, seconds, warm_up, &out);
+        problems.extend(row.problems.iter().cloned());
         let _ = writeln!(
             table,
             "| {} | {} | {:.1} MB | {:.1} s | {:.0} ms / {} ms | {:.0} | {:.2} ms | {:.2} ms | {:.1} ms | {:.0} MB | {} | {} |",
@@ -435,4 +440,12 @@ fn main() {
         warm_up.as_secs_f64()
     );
     println!("{table}");
+    for problem in &problems {
+        eprintln!("search_load: FAILED: {problem}");
+    }
+    // The plain closing line test runners' summaries are read for.
+    println!("search_load: {} passed, {} failed", usize::from(problems.is_empty()), usize::from(!problems.is_empty()));
+    if !problems.is_empty() {
+        std::process::exit(1);
+    }
 }

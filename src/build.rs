@@ -82,10 +82,7 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
         let files = publisher.published().map_or(0, |m| m.files.len());
         return Ok(BuildSummary {
             files,
-            publish: PublishSummary {
-                unchanged: files,
-                ..PublishSummary::default()
-            },
+            publish: PublishSummary { unchanged: files, ..PublishSummary::default() },
             index_bytes: file_size(&cfg.index),
             up_to_date: true,
             seconds: started.elapsed().as_secs_f64(),
@@ -97,11 +94,7 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     let dir = crate::validate::load_directory(&cfg.input)?;
 
     progress(Progress::Stage("rendering"));
-    let ctx = RenderContext {
-        dir: &dir,
-        publication: &cfg.publication,
-        import_page_size: cfg.import_page_size,
-    };
+    let ctx = RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size };
     publisher.prepare()?;
     let jobs = ctx.jobs();
     progress(Progress::Jobs(jobs.len()));
@@ -151,10 +144,7 @@ fn fingerprint(cfg: &BuildConfig) -> Result<String, BuildError> {
     let config = format!("{:?}|{}", cfg.publication, cfg.import_page_size);
     hasher.update(&(config.len() as u64).to_le_bytes());
     hasher.update(config.as_bytes());
-    let input_error = |path: &Path, source| BuildError::Input {
-        path: path.to_owned(),
-        source,
-    };
+    let input_error = |path: &Path, source| BuildError::Input { path: path.to_owned(), source };
     for entry in walkdir::WalkDir::new(&cfg.input).sort_by_file_name() {
         let entry = entry.map_err(|e| {
             let path = e.path().unwrap_or(&cfg.input).to_owned();

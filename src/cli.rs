@@ -28,13 +28,11 @@ pub enum Command {
     Sample(SampleArgs),
     /// Print an nginx.conf that serves a build and sends the two search paths to
     /// svcdir-search, with the routing, JSON/HTML negotiation and headers of the API.
-    #[command(
-        long_about = "Print a complete nginx.conf that serves the build in --public and sends \
+    #[command(long_about = "Print a complete nginx.conf that serves the build in --public and sends \
 /api/v4/services/ and /api/v3/search/ to the svcdir-search servers given with --search. It does the \
 routing, the JSON/HTML negotiation, the headers and the errors of the API.\n\n\
 Run it as `nginx -p PREFIX -c FILE` (add `-g 'daemon off;'` to stay in the foreground): the pid \
-file, logs and temporary files go under PREFIX, so no root is needed."
-    )]
+file, logs and temporary files go under PREFIX, so no root is needed.")]
     NginxConfig(NginxConfigArgs),
     /// Serve a build and its search index as the deployed API answers (nginx plus
     /// svcdir-search in one process), for trying it out locally.

@@ -58,14 +58,8 @@ impl BuildConfig {
 
 /// Checks an origin-like URL and drops trailing slashes, so that paths join with one `/`.
 pub fn origin(option: &'static str, value: &str) -> Result<String, ConfigError> {
-    let bad = || ConfigError::BadUrl {
-        option,
-        value: value.to_owned(),
-    };
-    let rest = value
-        .strip_prefix("https://")
-        .or_else(|| value.strip_prefix("http://"))
-        .ok_or_else(bad)?;
+    let bad = || ConfigError::BadUrl { option, value: value.to_owned() };
+    let rest = value.strip_prefix("https://").or_else(|| value.strip_prefix("http://")).ok_or_else(bad)?;
     let host = rest.split('/').next().unwrap_or("");
     if host.is_empty() || value.contains(['?', '#']) || value.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(bad());
@@ -79,26 +73,10 @@ mod tests {
 
     #[test]
     fn origins() {
-        assert_eq!(
-            origin("--base-url", "https://example.org/").unwrap(),
-            "https://example.org"
-        );
-        assert_eq!(
-            origin("--base-url", "http://127.0.0.1:8080").unwrap(),
-            "http://127.0.0.1:8080"
-        );
-        assert_eq!(
-            origin("--base-url", "https://example.org/dir/").unwrap(),
-            "https://example.org/dir"
-        );
-        for bad in [
-            "example.org",
-            "ftp://x",
-            "https://",
-            "https://x/?a",
-            "https://x y",
-            "https:///path",
-        ] {
+        assert_eq!(origin("--base-url", "https://example.org/").unwrap(), "https://example.org");
+        assert_eq!(origin("--base-url", "http://127.0.0.1:8080").unwrap(), "http://127.0.0.1:8080");
+        assert_eq!(origin("--base-url", "https://example.org/dir/").unwrap(), "https://example.org/dir");
+        for bad in ["example.org", "ftp://x", "https://", "https://x/?a", "https://x y", "https:///path"] {
             assert!(origin("--base-url", bad).is_err(), "{bad}");
         }
     }

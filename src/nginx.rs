@@ -75,30 +75,17 @@ impl NginxConfig {
     /// canonicalised: `svcdir build` may publish `public` as a symbolic link to the current
     /// generation, and nginx must follow the link on every request, not pin one generation.
     pub fn new(public: &Path, listen: &str, search: &[String], daemon_off: bool) -> Result<NginxConfig, NginxError> {
-        let public = std::path::absolute(public).map_err(|source| NginxError::Absolute {
-            path: public.to_owned(),
-            source,
-        })?;
+        let public =
+            std::path::absolute(public).map_err(|source| NginxError::Absolute { path: public.to_owned(), source })?;
         let text = public.to_str().ok_or_else(|| NginxError::BadPublic(public.clone()))?;
-        if text
-            .chars()
-            .any(|c| matches!(c, '"' | '\'' | '\\' | '$') || c.is_control())
-        {
+        if text.chars().any(|c| matches!(c, '"' | '\'' | '\\' | '$') || c.is_control()) {
             return Err(NginxError::BadPublic(public));
         }
         if search.is_empty() {
             return Err(NginxError::NoSearch);
         }
-        let search = search
-            .iter()
-            .map(|s| check_address("--search", s))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(NginxConfig {
-            public,
-            listen: check_address("--listen", listen)?,
-            search,
-            daemon_off,
-        })
+        let search = search.iter().map(|s| check_address("--search", s)).collect::<Result<Vec<_>, _>>()?;
+        Ok(NginxConfig { public, listen: check_address("--listen", listen)?, search, daemon_off })
     }
 
     /// Whether `public` holds a build (its 404 page); the configuration works without, but
@@ -112,42 +99,26 @@ impl NginxConfig {
         let mut env = Environment::new();
         env.set_auto_escape_callback(|_| AutoEscape::None);
         env.add_template("nginx.conf.j2", include_str!("../templates/nginx.conf.j2"))?;
-        let public = self
-            .public
-            .to_str()
-            .ok_or_else(|| NginxError::BadPublic(self.public.clone()))?;
+        let public = self.public.to_str().ok_or_else(|| NginxError::BadPublic(self.public.clone()))?;
         let public = public.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(public);
 
         let not_allowed = |format| -> Result<Vec<String>, NginxError> {
             let template = routing::method_not_allowed_body(format)?;
-            Ok(body_lines(
-                405,
-                &String::from_utf8_lossy(&template),
-                Some(METHOD_PLACEHOLDER),
-            ))
+            Ok(body_lines(405, &String::from_utf8_lossy(&template), Some(METHOD_PLACEHOLDER)))
         };
         let invalid_page = |format| -> Result<Vec<String>, NginxError> {
-            Ok(body_lines(
-                404,
-                &String::from_utf8_lossy(&routing::invalid_page_body(format)?),
-                None,
-            ))
+            Ok(body_lines(404, &String::from_utf8_lossy(&routing::invalid_page_body(format)?), None))
         };
         let bodies = BTreeMap::from([
             ("invalid_page_json", invalid_page(Format::Json)?),
             ("invalid_page_html", invalid_page(Format::Html)?),
             ("not_allowed_json", not_allowed(Format::Json)?),
             ("not_allowed_html", not_allowed(Format::Html)?),
-            (
-                "bad_request_json",
-                body_lines(400, &String::from_utf8_lossy(&routing::bad_request_body()), None),
-            ),
+            ("bad_request_json", body_lines(400, &String::from_utf8_lossy(&routing::bad_request_body()), None)),
             ("unavailable_json", body_lines(503, UNAVAILABLE, None)),
         ]);
-        let search_paths: Vec<String> = [V4_PATH, V3_PATH]
-            .iter()
-            .flat_map(|p| [p.to_string(), p.trim_end_matches('/').to_owned()])
-            .collect();
+        let search_paths: Vec<String> =
+            [V4_PATH, V3_PATH].iter().flat_map(|p| [p.to_string(), p.trim_end_matches('/').to_owned()]).collect();
         let text = env.get_template("nginx.conf.j2")?.render(context! {
             version => env!("CARGO_PKG_VERSION"),
             public => quote(public),
@@ -174,10 +145,7 @@ pub const UNAVAILABLE: &str = r#"{"detail":"Service temporarily unavailable, try
 /// Checks `HOST:PORT`: a host name or IPv4 address, or an IPv6 address in brackets, and a
 /// port from 1 to 65535. Nothing else can reach the configuration's text.
 fn check_address(option: &'static str, value: &str) -> Result<String, NginxError> {
-    let bad = || NginxError::BadAddress {
-        option,
-        value: value.to_owned(),
-    };
+    let bad = || NginxError::BadAddress { option, value: value.to_owned() };
     let (host, port) = value.rsplit_once(':').ok_or_else(bad)?;
     let port_ok = port.parse::<u16>().is_ok_and(|p| p > 0) && port.bytes().all(|b| b.is_ascii_digit());
     let host_ok = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
@@ -185,17 +153,11 @@ fn check_address(option: &'static str, value: &str) -> Result<String, NginxError
         None => {
             !host.is_empty()
                 && host.len() <= 253
-                && host
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+                && host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
                 && !host.starts_with(['-', '.'])
         }
     };
-    if port_ok && host_ok {
-        Ok(value.to_owned())
-    } else {
-        Err(bad())
-    }
+    if port_ok && host_ok { Ok(value.to_owned()) } else { Err(bad()) }
 }
 
 /// A double-quoted nginx string: `\` and `"` escaped, `$` through `$svcdir_dollar` (nginx
@@ -255,11 +217,8 @@ fn body_lines(status: u16, body: &str, placeholder: Option<&str>) -> Vec<String>
     if chunks.len() == 1 {
         return vec![format!("return {status} \"{}\";", chunks[0])];
     }
-    let mut lines: Vec<String> = chunks
-        .iter()
-        .enumerate()
-        .map(|(i, chunk)| format!("set $svcdir_body{i} \"{chunk}\";"))
-        .collect();
+    let mut lines: Vec<String> =
+        chunks.iter().enumerate().map(|(i, chunk)| format!("set $svcdir_body{i} \"{chunk}\";")).collect();
     let all: String = (0..chunks.len()).map(|i| format!("${{svcdir_body{i}}}")).collect();
     lines.push(format!("return {status} \"{all}\";"));
     lines
@@ -306,10 +265,7 @@ mod tests {
     fn public_paths() {
         assert!(NginxConfig::new(Path::new("/srv/a\"b"), "h:1", &["h:2".into()], false).is_err());
         assert!(NginxConfig::new(Path::new("/srv/$x"), "h:1", &["h:2".into()], false).is_err());
-        assert!(matches!(
-            NginxConfig::new(Path::new("/srv"), "h:1", &[], false),
-            Err(NginxError::NoSearch)
-        ));
+        assert!(matches!(NginxConfig::new(Path::new("/srv"), "h:1", &[], false), Err(NginxError::NoSearch)));
         let relative = NginxConfig::new(Path::new("public"), "h:1", &["h:2".into()], false).unwrap();
         assert!(relative.public.is_absolute());
         // A link to the current generation stays a link.
@@ -324,10 +280,7 @@ mod tests {
     fn quoting() {
         assert_eq!(quote(r#"a "b" \c $d"#), r#""a \"b\" \\c ${svcdir_dollar}d""#);
         let lines = body_lines(405, r#"{"detail":"Method \"XM\" not allowed."}"#, Some("XM"));
-        assert_eq!(
-            lines,
-            [r#"return 405 "{\"detail\":\"Method \\\"${svcdir_method}\\\" not allowed.\"}";"#]
-        );
+        assert_eq!(lines, [r#"return 405 "{\"detail\":\"Method \\\"${svcdir_method}\\\" not allowed.\"}";"#]);
     }
 
     #[test]
@@ -343,12 +296,7 @@ mod tests {
             .map(|l| l.split_once(" \"").unwrap().1.strip_suffix("\";").unwrap())
             .collect();
         assert_eq!(joined, atoms(&body, None).concat());
-        assert!(
-            lines
-                .last()
-                .unwrap()
-                .starts_with("return 404 \"${svcdir_body0}${svcdir_body1}")
-        );
+        assert!(lines.last().unwrap().starts_with("return 404 \"${svcdir_body0}${svcdir_body1}"));
     }
 
     #[test]
@@ -358,12 +306,7 @@ mod tests {
         assert!(text.contains("listen 127.0.0.1:8080 default_server;"));
         assert!(text.contains("server 127.0.0.1:8081 max_fails=3"));
         assert!(text.contains("server [::1]:8082 max_fails=3"));
-        for path in [
-            "/api/v4/services/",
-            "/api/v4/services",
-            "/api/v3/search/",
-            "/api/v3/search",
-        ] {
+        for path in ["/api/v4/services/", "/api/v4/services", "/api/v3/search/", "/api/v3/search"] {
             assert!(text.contains(&format!("location = {path} {{")), "{path}");
         }
         assert!(text.contains("error_page 404 /_errors/404.$svcdir_ext;"));
@@ -371,14 +314,6 @@ mod tests {
         assert!(!text.contains("\ndaemon off;"));
         assert!(!text.contains(METHOD_PLACEHOLDER));
         assert!(!text.contains("{{") && !text.contains("{%"));
-        assert!(
-            NginxConfig {
-                daemon_off: true,
-                ..config()
-            }
-            .render()
-            .unwrap()
-            .contains("\ndaemon off;\n")
-        );
+        assert!(NginxConfig { daemon_off: true, ..config() }.render().unwrap().contains("\ndaemon off;\n"));
     }
 }

@@ -74,27 +74,17 @@ impl Site {
     pub fn open(public: &Path, index: &Path) -> Result<Site, PreviewError> {
         let not_found = public.join(paths::ERRORS).join("404.json");
         if !not_found.is_file() {
-            return Err(PreviewError::NotABuild {
-                public: public.to_owned(),
-                missing: not_found,
-            });
+            return Err(PreviewError::NotABuild { public: public.to_owned(), missing: not_found });
         }
         let state = Arc::new(AppState::new(SearchIndex::read(index)?));
         let bodies = Bodies {
-            invalid_page: [
-                routing::invalid_page_body(Format::Json)?,
-                routing::invalid_page_body(Format::Html)?,
-            ],
+            invalid_page: [routing::invalid_page_body(Format::Json)?, routing::invalid_page_body(Format::Html)?],
             not_allowed: [
                 routing::method_not_allowed_body(Format::Json)?,
                 routing::method_not_allowed_body(Format::Html)?,
             ],
         };
-        Ok(Site {
-            public: public.to_owned(),
-            state,
-            bodies,
-        })
+        Ok(Site { public: public.to_owned(), state, bodies })
     }
 
     /// The base URL recorded in the index: the origin of the `next` links of searches (and,
@@ -106,20 +96,14 @@ impl Site {
     /// The whole preview as a router.
     pub fn router(self) -> Router {
         let search = server::app(self.state.clone());
-        let inner = Arc::new(Inner {
-            public: self.public,
-            search,
-            bodies: self.bodies,
-        });
+        let inner = Arc::new(Inner { public: self.public, search, bodies: self.bodies });
         Router::new()
             .fallback(handle)
             .with_state(inner)
             .layer(middleware::map_response(server::standard_headers))
             .layer(middleware::from_fn(mark_head))
             .layer(CompressionLayer::new().compress_when(SizeAbove::new(GZIP_MIN_LENGTH).and(NginxGzip)))
-            .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
-                ApiError::Internal.into_response()
-            }))
+            .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| ApiError::Internal.into_response()))
     }
 }
 
@@ -140,12 +124,7 @@ struct Inner {
 }
 
 async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
-    let route = routing::route(
-        request.method(),
-        request.uri().path(),
-        request.uri().query(),
-        request.headers(),
-    );
+    let route = routing::route(request.method(), request.uri().path(), request.uri().query(), request.headers());
     match route {
         Route::Search(path) => search(&inner, request, &path).await,
         Route::Static(answer) => {
@@ -154,11 +133,8 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
             let response = answer_static(&inner, &answer, &method).await;
             // The same line as the search server's access log.
             let target = request.uri().path_and_query().map_or("/", |pq| pq.as_str());
-            let line = format!(
-                "{method} {target} {} {}us\n",
-                response.status().as_u16(),
-                started.elapsed().as_micros()
-            );
+            let line =
+                format!("{method} {target} {} {}us\n", response.status().as_u16(), started.elapsed().as_micros());
             eprint!("{line}");
             response
         }
@@ -173,20 +149,13 @@ async fn search(inner: &Inner, request: Request, path: &str) -> Response {
         None => path.to_owned(),
     };
     let Ok(uri) = target.parse::<Uri>() else {
-        return answer_bytes(
-            StatusCode::BAD_REQUEST,
-            Format::Json,
-            routing::bad_request_body(),
-            Origin::Static,
-        );
+        return answer_bytes(StatusCode::BAD_REQUEST, Format::Json, routing::bad_request_body(), Origin::Static);
     };
     let (mut parts, body) = request.into_parts();
     parts.uri = uri;
     let Ok(mut response) = inner.search.clone().oneshot(Request::from_parts(parts, body)).await;
     let cache = routing::cache_control(Origin::Search, response.status());
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     response
 }
 
@@ -208,12 +177,9 @@ async fn answer_static(inner: &Inner, answer: &Answer, method: &Method) -> Respo
             answer_bytes(StatusCode::METHOD_NOT_ALLOWED, format, body, Origin::Static)
         }
         Answer::Options(_) => answer_bytes(StatusCode::OK, format, Vec::new(), Origin::Static),
-        Answer::BadRequest => answer_bytes(
-            StatusCode::BAD_REQUEST,
-            format,
-            routing::bad_request_body(),
-            Origin::Static,
-        ),
+        Answer::BadRequest => {
+            answer_bytes(StatusCode::BAD_REQUEST, format, routing::bad_request_body(), Origin::Static)
+        }
     }
 }
 
@@ -241,14 +207,7 @@ async fn not_found(inner: &Inner, format: Format) -> Response {
 async fn read(public: &Path, rel: &str) -> Result<Option<Vec<u8>>, Response> {
     match tokio::fs::read(public.join(rel)).await {
         Ok(bytes) => Ok(Some(bytes)),
-        Err(err)
-            if matches!(
-                err.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            Ok(None)
-        }
+        Err(err) if matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => Ok(None),
         Err(err) => {
             eprintln!("svcdir serve: cannot read {rel}: {err}");
             Err(ApiError::Internal.into_response())
@@ -263,10 +222,7 @@ fn answer_bytes(status: StatusCode, format: Format, body: Vec<u8>, origin: Origi
     };
     (
         status,
-        [
-            (header::CONTENT_TYPE, content_type),
-            (header::CACHE_CONTROL, routing::cache_control(origin, status)),
-        ],
+        [(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, routing::cache_control(origin, status))],
         body,
     )
         .into_response()
@@ -291,9 +247,7 @@ async fn mark_head(request: Request, next: Next) -> Response {
             .or_else(|| axum::body::HttpBody::size_hint(response.body()).exact())
             .unwrap_or(0);
         if gzip_eligible(&response) && length >= GZIP_MIN_LENGTH {
-            response
-                .headers_mut()
-                .append(header::VARY, HeaderValue::from_static("accept-encoding"));
+            response.headers_mut().append(header::VARY, HeaderValue::from_static("accept-encoding"));
         }
         response.extensions_mut().insert(HeadResponse);
     }

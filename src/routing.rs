@@ -125,12 +125,7 @@ impl Answer {
 /// The two search paths (without their trailing slash).
 const SEARCH_PATHS: [&str; 2] = ["/api/v4/services", "/api/v3/search"];
 /// The list endpoints (folder = path without the leading slash).
-const LISTS: [&str; 4] = [
-    paths::CATEGORIES_V4,
-    paths::SERVICE_AREAS_V4,
-    paths::CATEGORIES_V3,
-    paths::SERVICE_AREAS_V3,
-];
+const LISTS: [&str; 4] = [paths::CATEGORIES_V4, paths::SERVICE_AREAS_V4, paths::CATEGORIES_V3, paths::SERVICE_AREAS_V3];
 
 /// Decides the answer to one request. `path` and `query` are as sent (percent-encoded);
 /// `headers` supplies `Accept`.
@@ -177,11 +172,7 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
         Format::Json => "index.json",
         Format::Html => "index.html",
     };
-    Route::Static(Answer::File {
-        path: format!("{folder}/{file}"),
-        format,
-        missing,
-    })
+    Route::Static(Answer::File { path: format!("{folder}/{file}"), format, missing })
 }
 
 /// The kinds of path of the URL space.
@@ -225,10 +216,7 @@ fn endpoint(path: &str) -> Endpoint {
 /// An id or a slug: the alphabet both are written in (input-format.md, "Slugs"), so a key
 /// can name nothing but a folder directly below its endpoint.
 fn is_key(key: &str) -> bool {
-    !key.is_empty()
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    !key.is_empty() && key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// A path that nginx answers with 400 before routing.
@@ -311,12 +299,7 @@ pub fn invalid_page_body(format: Format) -> Result<Vec<u8>, ViewError> {
 /// Body of the 405, with [`METHOD_PLACEHOLDER`] where the method goes.
 pub fn method_not_allowed_body(format: Format) -> Result<Vec<u8>, ViewError> {
     let placeholder = Method::from_bytes(METHOD_PLACEHOLDER.as_bytes()).map_err(|_| ViewError::Placeholder)?;
-    error_view(
-        format,
-        &ApiError::MethodNotAllowed(placeholder),
-        "Method not allowed",
-        "/",
-    )
+    error_view(format, &ApiError::MethodNotAllowed(placeholder), "Method not allowed", "/")
 }
 
 /// The 405 body of [`method_not_allowed_body`] for one method.
@@ -338,9 +321,7 @@ pub fn method_not_allowed_for(template: &[u8], format: Format, method: &Method) 
             })
             .collect(),
     };
-    String::from_utf8_lossy(template)
-        .replace(METHOD_PLACEHOLDER, &name)
-        .into_bytes()
+    String::from_utf8_lossy(template).replace(METHOD_PLACEHOLDER, &name).into_bytes()
 }
 
 /// An error body could not be made.
@@ -385,18 +366,12 @@ mod tests {
     }
 
     fn get(path_and_query: &str) -> Route {
-        let (path, query) = path_and_query
-            .split_once('?')
-            .map_or((path_and_query, None), |(p, q)| (p, Some(q)));
+        let (path, query) = path_and_query.split_once('?').map_or((path_and_query, None), |(p, q)| (p, Some(q)));
         route(&Method::GET, path, query, &HeaderMap::new())
     }
 
     fn file(path: &str, format: Format, missing: Missing) -> Route {
-        Route::Static(Answer::File {
-            path: path.to_owned(),
-            format,
-            missing,
-        })
+        Route::Static(Answer::File { path: path.to_owned(), format, missing })
     }
 
     #[test]
@@ -407,10 +382,7 @@ mod tests {
             ("/api/v3/categories", "api/v3/categories/index.json"),
             ("/api/v3/service-areas", "api/v3/service-areas/index.json"),
             ("/api/v4/import", "api/v4/import/index.json"),
-            (
-                "/api/v4/services/befriending-line",
-                "api/v4/services/befriending-line/index.json",
-            ),
+            ("/api/v4/services/befriending-line", "api/v4/services/befriending-line/index.json"),
             (
                 "/api/v4/organisations/2c5f3b8e-1d44-4c1a-9f0e-6a7b8c9d0e1f",
                 "api/v4/organisations/2c5f3b8e-1d44-4c1a-9f0e-6a7b8c9d0e1f/index.json",
@@ -420,32 +392,17 @@ mod tests {
             assert_eq!(get(url), expected, "{url}");
             assert_eq!(get(&format!("{url}/")), expected, "{url}/");
         }
-        for url in [
-            "/api/v4/services",
-            "/api/v4/services/",
-            "/api/v3/search",
-            "/api/v3/search/",
-        ] {
+        for url in ["/api/v4/services", "/api/v4/services/", "/api/v3/search", "/api/v3/search/"] {
             assert_eq!(get(&format!("{url}?postcode=G2+1AL")), Route::Search(url.to_owned()));
         }
     }
 
     #[test]
     fn import_pages() {
-        let page = |n: u64| {
-            file(
-                &format!("api/v4/import/page/{n}/index.json"),
-                Format::Json,
-                Missing::InvalidPage,
-            )
-        };
+        let page = |n: u64| file(&format!("api/v4/import/page/{n}/index.json"), Format::Json, Missing::InvalidPage);
         assert_eq!(get("/api/v4/import/?format=json&page=2"), page(2));
         assert_eq!(get("/api/v4/import/?page=1&page=3"), page(3), "the last value counts");
-        assert_eq!(
-            get("/api/v4/import/?page=+4+"),
-            page(4),
-            "trimmed, as the search reads it"
-        );
+        assert_eq!(get("/api/v4/import/?page=+4+"), page(4), "trimmed, as the search reads it");
         assert_eq!(get("/api/v4/import/?page=007"), page(7));
         for bad in ["0", "-1", "two", "", "1.0", "%2D1"] {
             assert_eq!(
@@ -455,12 +412,7 @@ mod tests {
             );
         }
         assert_eq!(
-            route(
-                &Method::GET,
-                "/api/v4/import/",
-                Some("page=0&format=api"),
-                &HeaderMap::new()
-            ),
+            route(&Method::GET, "/api/v4/import/", Some("page=0&format=api"), &HeaderMap::new()),
             Route::Static(Answer::InvalidPage(Format::Html))
         );
     }
@@ -475,10 +427,7 @@ mod tests {
         assert_eq!(html(None, &accept("text/html,application/xhtml+xml,*/*;q=0.8")), page);
         assert_eq!(html(None, &accept("*/*")), json);
         assert_eq!(html(None, &HeaderMap::new()), json);
-        assert_eq!(
-            html(Some("format=xml"), &accept("text/html")),
-            Route::Static(Answer::NotFound(Format::Json))
-        );
+        assert_eq!(html(Some("format=xml"), &accept("text/html")), Route::Static(Answer::NotFound(Format::Json)));
         assert_eq!(
             route(&Method::GET, "/nope", Some("format=api"), &HeaderMap::new()),
             Route::Static(Answer::NotFound(Format::Html))
@@ -492,42 +441,15 @@ mod tests {
         };
         let na = Route::Static(Answer::MethodNotAllowed(Format::Json));
         assert_eq!(r("POST", "/api/v4/categories/", None), na);
-        assert_eq!(
-            r("DELETE", "/api/v4/services/no-such-slug", None),
-            na,
-            "405 before the lookup"
-        );
+        assert_eq!(r("DELETE", "/api/v4/services/no-such-slug", None), na, "405 before the lookup");
         assert_eq!(r("PATCH", "/api/v4/import/", Some("page=0")), na, "405 before the page");
-        assert_eq!(
-            r("POST", "/nope", None),
-            Route::Static(Answer::NotFound(Format::Json)),
-            "unknown URL first"
-        );
-        assert_eq!(
-            r("POST", "/api/v4/categories/", Some("format=x")),
-            Route::Static(Answer::NotFound(Format::Json))
-        );
-        assert_eq!(
-            r("TRACE", "/api/v4/services/", None),
-            na,
-            "nginx refuses TRACE everywhere"
-        );
-        assert_eq!(
-            r("TRACE", "/nope", Some("format=api")),
-            Route::Static(Answer::MethodNotAllowed(Format::Html))
-        );
-        assert_eq!(
-            r("OPTIONS", "/api/v4/services/x", None),
-            Route::Static(Answer::Options(Format::Json))
-        );
-        assert_eq!(
-            r("OPTIONS", "/nope", None),
-            Route::Static(Answer::NotFound(Format::Json))
-        );
-        assert_eq!(
-            r("POST", "/api/v4/services/", None),
-            Route::Search("/api/v4/services/".into())
-        );
+        assert_eq!(r("POST", "/nope", None), Route::Static(Answer::NotFound(Format::Json)), "unknown URL first");
+        assert_eq!(r("POST", "/api/v4/categories/", Some("format=x")), Route::Static(Answer::NotFound(Format::Json)));
+        assert_eq!(r("TRACE", "/api/v4/services/", None), na, "nginx refuses TRACE everywhere");
+        assert_eq!(r("TRACE", "/nope", Some("format=api")), Route::Static(Answer::MethodNotAllowed(Format::Html)));
+        assert_eq!(r("OPTIONS", "/api/v4/services/x", None), Route::Static(Answer::Options(Format::Json)));
+        assert_eq!(r("OPTIONS", "/nope", None), Route::Static(Answer::NotFound(Format::Json)));
+        assert_eq!(r("POST", "/api/v4/services/", None), Route::Search("/api/v4/services/".into()));
     }
 
     #[test]
@@ -576,14 +498,8 @@ mod tests {
             file("api/v4/categories/index.json", Format::Json, Missing::NotFound)
         );
         assert_eq!(get("/api/v4/service%73"), Route::Search("/api/v4/services".into()));
-        assert_eq!(
-            get("/api/v4/services/..%2f..%2f..%2fetc%2fpasswd"),
-            Route::Static(Answer::NotFound(Format::Json))
-        );
-        assert_eq!(
-            get("/api/v4/services/..%2f..%2f..%2f..%2fetc%2fpasswd"),
-            Route::Static(Answer::BadRequest)
-        );
+        assert_eq!(get("/api/v4/services/..%2f..%2f..%2fetc%2fpasswd"), Route::Static(Answer::NotFound(Format::Json)));
+        assert_eq!(get("/api/v4/services/..%2f..%2f..%2f..%2fetc%2fpasswd"), Route::Static(Answer::BadRequest));
         assert_eq!(get("/../etc/passwd"), Route::Static(Answer::BadRequest));
     }
 
@@ -593,18 +509,12 @@ mod tests {
         assert_eq!(cache_control(Origin::Search, StatusCode::OK), CACHE_SEARCH);
         assert_eq!(cache_control(Origin::Search, StatusCode::BAD_REQUEST), CACHE_ERROR);
         assert_eq!(cache_control(Origin::Static, StatusCode::NOT_FOUND), CACHE_ERROR);
-        assert_eq!(
-            cache_control(Origin::Static, StatusCode::METHOD_NOT_ALLOWED),
-            CACHE_NONE
-        );
+        assert_eq!(cache_control(Origin::Static, StatusCode::METHOD_NOT_ALLOWED), CACHE_NONE);
     }
 
     #[test]
     fn generated_bodies() {
-        assert_eq!(
-            invalid_page_body(Format::Json).unwrap(),
-            br#"{"detail":"Invalid page."}"#
-        );
+        assert_eq!(invalid_page_body(Format::Json).unwrap(), br#"{"detail":"Invalid page."}"#);
         let html = String::from_utf8(invalid_page_body(Format::Html).unwrap()).unwrap();
         assert!(html.contains("Invalid page."), "{html}");
         let json = method_not_allowed_body(Format::Json).unwrap();
@@ -614,9 +524,7 @@ mod tests {
         );
         assert_eq!(
             String::from_utf8(json).unwrap(),
-            ApiError::MethodNotAllowed(Method::from_bytes(METHOD_PLACEHOLDER.as_bytes()).unwrap())
-                .body()
-                .to_string()
+            ApiError::MethodNotAllowed(Method::from_bytes(METHOD_PLACEHOLDER.as_bytes()).unwrap()).body().to_string()
         );
         let html = method_not_allowed_body(Format::Html).unwrap();
         let odd = Method::from_bytes(b"X'Y").unwrap();

@@ -39,25 +39,13 @@ pub fn validate(dataset: Dataset) -> Result<Directory, DataErrors> {
     let mut errors = DataErrors::default();
     let service_areas = check_service_areas(&dataset, &mut errors);
     let categories = check_categories(&dataset.categories, &mut errors);
-    let area_ix: HashMap<&str, AreaIx> = service_areas
-        .iter()
-        .enumerate()
-        .map(|(ix, a)| (a.code.as_str(), ix as AreaIx))
-        .collect();
-    let category_ix: HashMap<&str, CategoryIx> = categories
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(ix, n)| (n.slug.as_str(), ix as CategoryIx))
-        .collect();
+    let area_ix: HashMap<&str, AreaIx> =
+        service_areas.iter().enumerate().map(|(ix, a)| (a.code.as_str(), ix as AreaIx)).collect();
+    let category_ix: HashMap<&str, CategoryIx> =
+        categories.nodes.iter().enumerate().map(|(ix, n)| (n.slug.as_str(), ix as CategoryIx)).collect();
 
     let orgs = check_organisations(&dataset.organisations, &mut errors);
-    let refs = Refs {
-        orgs: &orgs,
-        categories: &category_ix,
-        areas: &area_ix,
-        incomplete: &dataset.incomplete,
-    };
+    let refs = Refs { orgs: &orgs, categories: &category_ix, areas: &area_ix, incomplete: &dataset.incomplete };
     let locations = check_locations(&dataset.locations, &refs, &mut errors);
     let services = check_services(&dataset.services, &refs, &locations, &mut errors);
     let aliases = alias_table(&dataset, &area_ix, &mut errors);
@@ -65,15 +53,7 @@ pub fn validate(dataset: Dataset) -> Result<Directory, DataErrors> {
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(resolve(
-        dataset,
-        orgs,
-        locations,
-        services,
-        categories,
-        service_areas,
-        postcodes,
-    ))
+    Ok(resolve(dataset, orgs, locations, services, categories, service_areas, postcodes))
 }
 
 fn check_service_areas(dataset: &Dataset, errors: &mut DataErrors) -> Vec<ServiceArea> {
@@ -83,13 +63,7 @@ fn check_service_areas(dataset: &Dataset, errors: &mut DataErrors) -> Vec<Servic
     for (ix, record) in dataset.service_areas.iter().enumerate() {
         require_text(errors, file, None, format!("[{ix}].code"), &record.code);
         if !record.code.trim().is_empty() && !seen.insert(record.code.as_str()) {
-            errors.push(DataError::at(
-                file,
-                None,
-                format!("[{ix}].code"),
-                &record.code,
-                "is listed twice",
-            ));
+            errors.push(DataError::at(file, None, format!("[{ix}].code"), &record.code, "is listed twice"));
         }
         require_text(errors, file, None, format!("[{ix}].name"), &record.name);
         let kind = AreaKind::from_name(&record.kind);
@@ -131,13 +105,7 @@ fn check_categories(records: &[CategoryRecord], errors: &mut DataErrors) -> Cate
                 if let Some(problem) = slug_problem(&record.slug) {
                     errors.push(DataError::at(file, None, format!("{here}.slug"), &record.slug, problem));
                 } else if !slugs.insert(record.slug.clone()) {
-                    errors.push(DataError::at(
-                        file,
-                        None,
-                        format!("{here}.slug"),
-                        &record.slug,
-                        "is used twice",
-                    ));
+                    errors.push(DataError::at(file, None, format!("{here}.slug"), &record.slug, "is used twice"));
                 }
                 require_text(errors, file, None, format!("{here}.name"), &record.name);
                 if let Some(id) = record.id {
@@ -151,13 +119,7 @@ fn check_categories(records: &[CategoryRecord], errors: &mut DataErrors) -> Cate
                     id: record.id,
                     name: record.name.clone(),
                     slug: record.slug.clone(),
-                    children: walk(
-                        &record.sub_categories,
-                        &format!("{here}.sub_categories"),
-                        slugs,
-                        ids,
-                        errors,
-                    ),
+                    children: walk(&record.sub_categories, &format!("{here}.sub_categories"), slugs, ids, errors),
                 }
             })
             .collect()
@@ -245,13 +207,7 @@ fn check_unique_id(
 ) -> bool {
     match seen.get(&id) {
         Some(other) => {
-            errors.push(DataError::at(
-                file,
-                Some(line),
-                "id",
-                id,
-                format!("is the id of line {other} too"),
-            ));
+            errors.push(DataError::at(file, Some(line), "id", id, format!("is the id of line {other} too")));
             false
         }
         None => {
@@ -271,15 +227,7 @@ fn check_organisations(lines: &[Line<OrganisationRecord>], errors: &mut DataErro
             by_id.insert(record.id, pos);
         }
         require_text(errors, file, Some(*line), "name", &record.name);
-        let slug = slug_of(
-            file,
-            *line,
-            record.slug.as_deref(),
-            &record.name,
-            &record.id,
-            "organisation",
-            errors,
-        );
+        let slug = slug_of(file, *line, record.slug.as_deref(), &record.name, &record.id, "organisation", errors);
         let last_edited = timestamp(file, *line, "last_edited", &record.last_edited, errors);
         checks.push(OrgCheck { slug, last_edited });
     }
@@ -313,13 +261,7 @@ fn org_ref(file: &str, line: usize, id: &Uuid, refs: &Refs<'_>, errors: &mut Dat
         refs.dangling(
             files::ORGANISATIONS,
             errors,
-            DataError::at(
-                file,
-                Some(line),
-                "organisation_id",
-                id,
-                "names no organisation in organisations.jsonl",
-            ),
+            DataError::at(file, Some(line), "organisation_id", id, "names no organisation in organisations.jsonl"),
         );
     }
     found
@@ -348,26 +290,11 @@ fn check_locations(lines: &[Line<LocationRecord>], refs: &Refs<'_>, errors: &mut
             require_text(errors, file, Some(line), field, value);
         }
         if record.country.len() != 2 || !record.country.bytes().all(|b| b.is_ascii_uppercase()) {
-            errors.push(DataError::at(
-                file,
-                Some(line),
-                "country",
-                &record.country,
-                "must be two upper-case letters",
-            ));
+            errors.push(DataError::at(file, Some(line), "country", &record.country, "must be two upper-case letters"));
         }
-        for (field, value, limit) in [
-            ("latitude", record.latitude, 90.0),
-            ("longitude", record.longitude, 180.0),
-        ] {
+        for (field, value, limit) in [("latitude", record.latitude, 90.0), ("longitude", record.longitude, 180.0)] {
             if !value.is_finite() || value.abs() > limit {
-                errors.push(DataError::at(
-                    file,
-                    Some(line),
-                    field,
-                    value,
-                    format!("must be from -{limit} to {limit}"),
-                ));
+                errors.push(DataError::at(file, Some(line), field, value, format!("must be from -{limit} to {limit}")));
             }
         }
     }
@@ -384,13 +311,7 @@ fn no_repeats<T: std::hash::Hash + Eq + std::fmt::Display>(
     let mut seen = HashSet::new();
     for (ix, value) in values.iter().enumerate() {
         if !seen.insert(value) {
-            errors.push(DataError::at(
-                file,
-                Some(line),
-                format!("{field}[{ix}]"),
-                value,
-                "is listed twice",
-            ));
+            errors.push(DataError::at(file, Some(line), format!("{field}[{ix}]"), value, "is listed twice"));
         }
     }
 }
@@ -417,15 +338,7 @@ fn check_services(
         check_unique_id(file, line, record.id, &mut seen, errors);
         let owner = org_ref(file, line, &record.organisation_id, refs, errors);
         require_text(errors, file, Some(line), "name", &record.name);
-        let slug = slug_of(
-            file,
-            line,
-            record.slug.as_deref(),
-            &record.name,
-            &record.id,
-            "service",
-            errors,
-        );
+        let slug = slug_of(file, line, record.slug.as_deref(), &record.name, &record.id, "service", errors);
         let last_updated = timestamp(file, line, "last_updated", &record.last_updated, errors);
         let mut categories = Vec::new();
         for (ix, slug) in record.categories.iter().enumerate() {
@@ -490,12 +403,7 @@ fn check_services(
             }
         }
         no_repeats(file, line, "location_ids", &record.location_ids, errors);
-        checks.push(ServiceCheck {
-            slug,
-            last_updated,
-            categories,
-            areas,
-        });
+        checks.push(ServiceCheck { slug, last_updated, categories, areas });
     }
     let line_numbers: Vec<usize> = lines.iter().map(|l| l.line).collect();
     let slugs: Vec<String> = checks.iter().map(|c| c.slug.clone()).collect();
@@ -505,10 +413,8 @@ fn check_services(
 
 /// Built-in aliases extended (or overridden) by `area_code_aliases.csv`.
 fn alias_table(dataset: &Dataset, area_ix: &HashMap<&str, AreaIx>, errors: &mut DataErrors) -> HashMap<String, String> {
-    let mut table: HashMap<String, String> = BUILT_IN_ALIASES
-        .iter()
-        .map(|(from, to)| ((*from).to_owned(), (*to).to_owned()))
-        .collect();
+    let mut table: HashMap<String, String> =
+        BUILT_IN_ALIASES.iter().map(|(from, to)| ((*from).to_owned(), (*to).to_owned())).collect();
     let mut seen = HashMap::new();
     for row in &dataset.aliases {
         if let Some(other) = seen.insert(row.from.clone(), row.line) {
@@ -552,10 +458,7 @@ fn resolve_postcodes(dataset: &Dataset, aliases: &HashMap<String, String>) -> Po
         areas.push("XB".to_owned());
         postcodes.push(Postcode {
             code: row.code.clone(),
-            point: Point {
-                lat: row.latitude,
-                lon: row.longitude,
-            },
+            point: Point { lat: row.latitude, lon: row.longitude },
             areas,
         });
     }
@@ -574,28 +477,17 @@ fn resolve(
     postcodes: PostcodeDirectory,
 ) -> Directory {
     // Published organisations, in id order.
-    let mut org_positions: Vec<usize> = (0..dataset.organisations.len())
-        .filter(|&p| dataset.organisations[p].record.published)
-        .collect();
+    let mut org_positions: Vec<usize> =
+        (0..dataset.organisations.len()).filter(|&p| dataset.organisations[p].record.published).collect();
     org_positions.sort_by_key(|&p| dataset.organisations[p].record.id);
-    let org_ix: HashMap<Uuid, OrgIx> = org_positions
-        .iter()
-        .enumerate()
-        .map(|(ix, &p)| (dataset.organisations[p].record.id, ix as OrgIx))
-        .collect();
+    let org_ix: HashMap<Uuid, OrgIx> =
+        org_positions.iter().enumerate().map(|(ix, &p)| (dataset.organisations[p].record.id, ix as OrgIx)).collect();
 
-    let mut location_records: Vec<&LocationRecord> = dataset
-        .locations
-        .iter()
-        .map(|l| &l.record)
-        .filter(|r| org_ix.contains_key(&r.organisation_id))
-        .collect();
+    let mut location_records: Vec<&LocationRecord> =
+        dataset.locations.iter().map(|l| &l.record).filter(|r| org_ix.contains_key(&r.organisation_id)).collect();
     location_records.sort_by_key(|r| r.id);
-    let location_ix: HashMap<Uuid, LocationIx> = location_records
-        .iter()
-        .enumerate()
-        .map(|(ix, r)| (r.id, ix as LocationIx))
-        .collect();
+    let location_ix: HashMap<Uuid, LocationIx> =
+        location_records.iter().enumerate().map(|(ix, r)| (r.id, ix as LocationIx)).collect();
     let locations_model: Vec<Location> = location_records
         .iter()
         .map(|r| Location {
@@ -609,10 +501,7 @@ fn resolve(
             state: r.state.clone(),
             postal_code: r.postal_code.clone(),
             country: r.country.clone(),
-            point: Point {
-                lat: r.latitude,
-                lon: r.longitude,
-            },
+            point: Point { lat: r.latitude, lon: r.longitude },
         })
         .collect();
     drop(locations);
@@ -672,18 +561,9 @@ fn resolve(
         organisations[service.organisation as usize].services.push(ix as u32);
     }
     for (ix, location) in locations_model.iter().enumerate() {
-        organisations[location.organisation as usize]
-            .locations
-            .push(ix as LocationIx);
+        organisations[location.organisation as usize].locations.push(ix as LocationIx);
     }
-    Directory {
-        organisations,
-        services,
-        locations: locations_model,
-        categories,
-        service_areas,
-        postcodes,
-    }
+    Directory { organisations, services, locations: locations_model, categories, service_areas, postcodes }
 }
 
 /// Loads and validates a dataset directory in one step.

@@ -48,11 +48,7 @@ pub enum WriteError {
 }
 
 fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> WriteError + 'a {
-    move |source| WriteError::Io {
-        action,
-        path: path.to_owned(),
-        source,
-    }
+    move |source| WriteError::Io { action, path: path.to_owned(), source }
 }
 
 /// One file of a manifest.
@@ -68,10 +64,7 @@ impl FileEntry {
     /// The entry of some bytes.
     pub fn of(bytes: &[u8]) -> FileEntry {
         let hash = blake3::hash(bytes);
-        FileEntry {
-            hash: hash.to_hex()[..32].to_owned(),
-            size: bytes.len() as u64,
-        }
+        FileEntry { hash: hash.to_hex()[..32].to_owned(), size: bytes.len() as u64 }
     }
 }
 
@@ -131,10 +124,7 @@ pub struct Publisher {
 impl Publisher {
     /// Finds the published generation (if any) and picks the other one as the target.
     pub fn open(output: &Path) -> Result<Publisher, WriteError> {
-        let name = output
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "public".to_owned());
+        let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "public".to_owned());
         let parent = match output.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
             _ => PathBuf::from("."),
@@ -218,10 +208,8 @@ impl Publisher {
             if held.is_some() {
                 // The file may be a hard link shared with the published generation: never
                 // write through it, replace the name instead.
-                let tmp = path.with_file_name(format!(
-                    ".{}.tmp",
-                    path.file_name().unwrap_or_default().to_string_lossy()
-                ));
+                let tmp =
+                    path.with_file_name(format!(".{}.tmp", path.file_name().unwrap_or_default().to_string_lossy()));
                 fs::write(&tmp, bytes).map_err(io_err("write", &tmp))?;
                 fs::rename(&tmp, &path).map_err(io_err("rename into", &path))?;
             } else {
@@ -230,10 +218,7 @@ impl Publisher {
             self.written.fetch_add(1, Ordering::Relaxed);
         }
         self.bytes.fetch_add(entry.size, Ordering::Relaxed);
-        self.new
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(rel.to_owned(), entry);
+        self.new.lock().unwrap_or_else(|e| e.into_inner()).insert(rel.to_owned(), entry);
         Ok(())
     }
 
@@ -242,15 +227,9 @@ impl Publisher {
     pub fn commit(self, fingerprint: &str) -> Result<PublishSummary, WriteError> {
         let files = self.new.into_inner().unwrap_or_else(|e| e.into_inner());
         let stale: Vec<&String> = self.held.files.keys().filter(|p| !files.contains_key(*p)).collect();
-        stale
-            .par_iter()
-            .try_for_each(|rel| remove_file_and_empty_parents(&self.target, rel))?;
+        stale.par_iter().try_for_each(|rel| remove_file_and_empty_parents(&self.target, rel))?;
 
-        let manifest = Manifest {
-            version: MANIFEST_VERSION,
-            fingerprint: fingerprint.to_owned(),
-            files,
-        };
+        let manifest = Manifest { version: MANIFEST_VERSION, fingerprint: fingerprint.to_owned(), files };
         write_file_atomically(&self.target.join(MANIFEST), &serde_json::to_vec(&manifest)?)?;
         sync_dir(&self.target);
         point_link(&self.output, &self.gens, self.target_name)?;
@@ -279,9 +258,7 @@ fn resolve(root: &Path, rel: &str) -> Result<PathBuf, WriteError> {
     // Paths are made from validated slugs and UUIDs; this is the last line of defence.
     let safe = !rel.is_empty()
         && !rel.starts_with('/')
-        && rel
-            .split('/')
-            .all(|part| !part.is_empty() && part != "." && part != "..")
+        && rel.split('/').all(|part| !part.is_empty() && part != "." && part != "..")
         && !rel.contains(['\\', '\0'])
         && rel != MANIFEST;
     if !safe {
@@ -319,11 +296,7 @@ fn remove_file_and_empty_parents(root: &Path, rel: &str) -> Result<(), WriteErro
 /// Fills `dst` with hard links to the files of `src` that `manifest` lists (copies where
 /// the file system refuses links): the starting point of an inactive generation.
 fn link_tree(src: &Path, dst: &Path, manifest: &Manifest) -> Result<(), WriteError> {
-    let mut dirs: Vec<&str> = manifest
-        .files
-        .keys()
-        .filter_map(|p| p.rsplit_once('/').map(|(d, _)| d))
-        .collect();
+    let mut dirs: Vec<&str> = manifest.files.keys().filter_map(|p| p.rsplit_once('/').map(|(d, _)| d)).collect();
     dirs.dedup();
     for dir in dirs {
         let path = resolve(dst, dir)?;
@@ -332,24 +305,16 @@ fn link_tree(src: &Path, dst: &Path, manifest: &Manifest) -> Result<(), WriteErr
     manifest.files.par_iter().try_for_each(|(rel, _)| {
         let from = resolve(src, rel)?;
         let to = resolve(dst, rel)?;
-        fs::hard_link(&from, &to)
-            .or_else(|_| fs::copy(&from, &to).map(|_| ()))
-            .map_err(io_err("link", &to))
+        fs::hard_link(&from, &to).or_else(|_| fs::copy(&from, &to).map(|_| ())).map_err(io_err("link", &to))
     })
 }
 
 /// Points `output` at generation `name` with one atomic rename of a fresh link; a plain
 /// directory in the way is swapped out atomically and then removed.
 fn point_link(output: &Path, gens: &Path, name: &str) -> Result<(), WriteError> {
-    let gens_name = gens
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let gens_name = gens.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let link_target = PathBuf::from(gens_name).join(name);
-    let tmp = gens.with_file_name(format!(
-        "{}.link-tmp",
-        gens.file_name().unwrap_or_default().to_string_lossy()
-    ));
+    let tmp = gens.with_file_name(format!("{}.link-tmp", gens.file_name().unwrap_or_default().to_string_lossy()));
     let _ = fs::remove_file(&tmp);
     symlink(&link_target, &tmp).map_err(io_err("create the link", &tmp))?;
     let is_plain_dir = fs::symlink_metadata(output).map(|m| m.is_dir()).unwrap_or(false);
@@ -373,10 +338,7 @@ fn symlink(target: &Path, link: &Path) -> io::Result<()> {
 
 #[cfg(not(unix))]
 fn symlink(_target: &Path, _link: &Path) -> io::Result<()> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "symbolic links are needed to publish",
-    ))
+    Err(io::Error::new(io::ErrorKind::Unsupported, "symbolic links are needed to publish"))
 }
 
 /// Swaps two paths: atomically with `renameat2(RENAME_EXCHANGE)` where the kernel and file
@@ -447,29 +409,20 @@ mod tests {
 
         // Second build: target b starts as links to a; one change, one removal.
         let second = publish(&out, &[("a/x.json", "1"), ("b/y.json", "two")], "f2");
-        assert_eq!(
-            (second.changed, second.unchanged, second.removed, second.written),
-            (1, 1, 1, 1)
-        );
+        assert_eq!((second.changed, second.unchanged, second.removed, second.written), (1, 1, 1, 1));
         assert_eq!(fs::read_link(&out).unwrap(), Path::new(".public.gens/b"));
         let now = tree(&out);
         assert_eq!(now.get("b/y.json").map(String::as_str), Some("two"));
         assert!(!now.contains_key("c/z.json"));
         assert!(!out.join("c").exists(), "empty endpoint folder removed");
         // Writing b never wrote through a's hard link.
-        assert_eq!(
-            fs::read_to_string(dir.path().join(".public.gens/a/b/y.json")).unwrap(),
-            "2"
-        );
+        assert_eq!(fs::read_to_string(dir.path().join(".public.gens/a/b/y.json")).unwrap(), "2");
 
         // Third build into a: catches up with the second build's change, adds its own.
         let third = publish(&out, &[("a/x.json", "one"), ("b/y.json", "two")], "f3");
         assert_eq!((third.changed, third.unchanged, third.removed), (1, 1, 0));
         assert_eq!(third.written, 2, "x changed now; y catches up with the second build");
-        assert!(
-            !dir.path().join(".public.gens/a/c/z.json").exists(),
-            "the second build's removal caught up"
-        );
+        assert!(!dir.path().join(".public.gens/a/c/z.json").exists(), "the second build's removal caught up");
         let manifest = Manifest::read(&out).unwrap();
         assert_eq!(manifest.fingerprint, "f3");
         assert_eq!(manifest.files.len(), 2);
@@ -508,20 +461,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut publisher = Publisher::open(&dir.path().join("public")).unwrap();
         publisher.prepare().unwrap();
-        for bad in [
-            "../x",
-            "/etc/x",
-            "a/../../x",
-            "a//b",
-            "a\\b",
-            "a\0b",
-            "",
-            "_manifest.json",
-        ] {
-            assert!(
-                matches!(publisher.put(bad, b""), Err(WriteError::UnsafePath(_))),
-                "{bad:?}"
-            );
+        for bad in ["../x", "/etc/x", "a/../../x", "a//b", "a\\b", "a\0b", "", "_manifest.json"] {
+            assert!(matches!(publisher.put(bad, b""), Err(WriteError::UnsafePath(_))), "{bad:?}");
         }
     }
 }

@@ -18,9 +18,7 @@ async fn names(query: &str) -> Vec<String> {
 
 async fn count(query: &str) -> u64 {
     let state = state_of(&directory());
-    get(&state, &format!("{V4}?{query}")).await.json()["count"]
-        .as_u64()
-        .expect("count")
+    get(&state, &format!("{V4}?{query}")).await.json()["count"].as_u64().expect("count")
 }
 
 // ---- Search 1–3: which services match a postcode ----
@@ -46,10 +44,7 @@ async fn postcode_search_orders_by_distance_then_relevance_name_id() {
     );
     let state = state_of(&directory());
     let json = get(&state, &format!("{V4}?postcode=G2+1AL&page_size=100")).await.json();
-    let twins: Vec<&str> = json["data"].as_array().unwrap()[6..8]
-        .iter()
-        .map(|s| s["id"].as_str().unwrap())
-        .collect();
+    let twins: Vec<&str> = json["data"].as_array().unwrap()[6..8].iter().map(|s| s["id"].as_str().unwrap()).collect();
     assert_eq!(twins, [service_id(8).to_string(), service_id(9).to_string()]);
 }
 
@@ -65,32 +60,15 @@ async fn area_match_without_any_location() {
 async fn radius_match_without_areas() {
     assert!(names("postcode=G2+1AL").await.contains(&"Park Strollers".to_string()));
     // Park Strollers is 3.2 km away: outside 3000 m, inside 3300 m.
-    assert!(
-        !names("postcode=G2+1AL&radius=3000&page_size=100")
-            .await
-            .contains(&"Park Strollers".to_string())
-    );
-    assert!(
-        names("postcode=G2+1AL&radius=3300&page_size=100")
-            .await
-            .contains(&"Park Strollers".to_string())
-    );
+    assert!(!names("postcode=G2+1AL&radius=3000&page_size=100").await.contains(&"Park Strollers".to_string()));
+    assert!(names("postcode=G2+1AL&radius=3300&page_size=100").await.contains(&"Park Strollers".to_string()));
     // Radius 0: only what matches by area.
     assert_eq!(
         names("postcode=G2+1AL&radius=0&page_size=100").await,
-        [
-            "Mobile Library",
-            "Clyde Health Line",
-            "Glasgow Foodbank",
-            "Scotland Helpline"
-        ]
+        ["Mobile Library", "Clyde Health Line", "Glasgow Foodbank", "Scotland Helpline"]
     );
     // A large radius reaches Edinburgh's area-less café.
-    assert!(
-        names("postcode=G2+1AL&radius=100000&page_size=100")
-            .await
-            .contains(&"Edinburgh Community Cafe".into())
-    );
+    assert!(names("postcode=G2+1AL&radius=100000&page_size=100").await.contains(&"Edinburgh Community Cafe".into()));
 }
 
 #[tokio::test]
@@ -100,11 +78,7 @@ async fn a_nearby_service_of_another_council_is_not_shown() {
     assert!(!near_glasgow.contains(&"Lanarkshire Money Advice".to_string()));
     assert!(!near_glasgow.contains(&"Western Region Advice".to_string()));
     // Shown where it serves, 17 km from its location.
-    assert!(
-        names("postcode=ML1+1AA&radius=0")
-            .await
-            .contains(&"Lanarkshire Money Advice".to_string())
-    );
+    assert!(names("postcode=ML1+1AA&radius=0").await.contains(&"Lanarkshire Money Advice".to_string()));
 }
 
 #[tokio::test]
@@ -128,11 +102,8 @@ fn a_2019_coded_glasgow_postcode_matches_the_listed_area_through_the_alias() {
     let input = tempfile::tempdir().unwrap();
     let path = input.path();
     std::fs::create_dir(path.join("postcodes")).unwrap();
-    std::fs::write(
-        path.join("categories.json"),
-        r#"[{"name": "Food", "slug": "food", "sub_categories": []}]"#,
-    )
-    .unwrap();
+    std::fs::write(path.join("categories.json"), r#"[{"name": "Food", "slug": "food", "sub_categories": []}]"#)
+        .unwrap();
     std::fs::write(
         path.join("service_areas.json"),
         r#"[{"code": "S12000046", "type": "Local Authority", "name": "Glasgow City"},
@@ -162,9 +133,7 @@ fn a_2019_coded_glasgow_postcode_matches_the_listed_area_through_the_alias() {
     .unwrap();
     let dir = svcdir::validate::load_directory(path).unwrap_or_else(|e| panic!("{e:?}"));
     let state = state_of(&dir);
-    let answer = tokio::runtime::Runtime::new()
-        .unwrap()
-        .block_on(get(&state, "/api/v4/services/?postcode=g21al"));
+    let answer = tokio::runtime::Runtime::new().unwrap().block_on(get(&state, "/api/v4/services/?postcode=g21al"));
     assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
     assert_eq!(answer.names(), ["Glasgow Only"]);
 }
@@ -184,26 +153,15 @@ async fn q_is_stemmed() {
     assert_eq!(names("postcode=G2+1AL&q=walking").await, ["Park Strollers"]);
     assert_eq!(names("postcode=G2+1AL&q=Walked").await, ["Park Strollers"]);
     // Typos are counted on words, not stems: "walking" (stem "walk") does not match "talk".
-    assert!(
-        !names("postcode=G2+1AL&q=walking")
-            .await
-            .contains(&"Listening Ear".to_string())
-    );
+    assert!(!names("postcode=G2+1AL&q=walking").await.contains(&"Listening Ear".to_string()));
 }
 
 #[tokio::test]
 async fn q_allows_one_edit_in_a_word_of_4_to_6_letters() {
     // "Phone" (5 letters) in Scotland Helpline's description.
     assert_eq!(names("postcode=G2+1AL&q=phine").await, ["Scotland Helpline"]);
-    assert_eq!(
-        names("postcode=G2+1AL&q=hpone").await,
-        ["Scotland Helpline"],
-        "a swap is one edit"
-    );
-    assert!(
-        names("postcode=G2+1AL&q=shine").await.is_empty(),
-        "two edits are too many for 5 letters"
-    );
+    assert_eq!(names("postcode=G2+1AL&q=hpone").await, ["Scotland Helpline"], "a swap is one edit");
+    assert!(names("postcode=G2+1AL&q=shine").await.is_empty(), "two edits are too many for 5 letters");
 }
 
 #[tokio::test]
@@ -226,17 +184,11 @@ async fn q_relevance_weighs_name_description_and_category_names() {
     // Both at L4 (same distance). The Counselling Rooms: name 2 + category name 1;
     // Listening Ear: description 1.5; so The Counselling Rooms first, though its name sorts
     // after.
-    assert_eq!(
-        names("postcode=G2+1AL&q=counselling").await,
-        ["The Counselling Rooms", "Listening Ear"]
-    );
+    assert_eq!(names("postcode=G2+1AL&q=counselling").await, ["The Counselling Rooms", "Listening Ear"]);
     // "therapy": Listening Ear by description 1.5 + category name ("Therapy") 1.
     assert_eq!(names("postcode=G2+1AL&q=therapy").await, ["Listening Ear"]);
     // "club": name matches only, equal relevance: by distance then name.
-    assert_eq!(
-        names("postcode=G2+1AL&q=club").await,
-        ["Apple Club", "Southside Zebra Club"]
-    );
+    assert_eq!(names("postcode=G2+1AL&q=club").await, ["Apple Club", "Southside Zebra Club"]);
 }
 
 #[tokio::test]
@@ -253,22 +205,12 @@ async fn q_and_category_names_and_folding() {
 async fn category_includes_every_slug_below_it() {
     for (slug, expected) in [
         ("outdoor-pursuits", vec!["Park Strollers"]),
-        (
-            "physical-activity",
-            vec!["Park Strollers", "Apple Club", "Southside Zebra Club"],
-        ),
+        ("physical-activity", vec!["Park Strollers", "Apple Club", "Southside Zebra Club"]),
         ("activity", vec!["Park Strollers", "Apple Club", "Southside Zebra Club"]),
-        (
-            "health-social-care-services",
-            vec!["Listening Ear", "The Counselling Rooms"],
-        ),
+        ("health-social-care-services", vec!["Listening Ear", "The Counselling Rooms"]),
         ("counselling", vec!["The Counselling Rooms"]),
     ] {
-        assert_eq!(
-            names(&format!("postcode=G2+1AL&category={slug}")).await,
-            expected,
-            "{slug}"
-        );
+        assert_eq!(names(&format!("postcode=G2+1AL&category={slug}")).await, expected, "{slug}");
     }
 }
 
@@ -294,15 +236,12 @@ async fn location_type_both_ways() {
     assert_eq!(local.len(), 10);
     assert!(!local.contains(&"Mobile Library".to_string()) && !local.contains(&"Scotland Helpline".to_string()));
     // A Region area counts as national (it only ever matches where its code is the postcode's).
-    assert!(
-        names("postcode=ML1+1AA&location_type=national")
-            .await
-            .iter()
-            .all(|n| n != "Lanarkshire Money Advice")
-    );
+    assert!(names("postcode=ML1+1AA&location_type=national").await.iter().all(|n| n != "Lanarkshire Money Advice"));
 }
 
 // ---- Search 8: paging and links ----
+// Links list the parameters in sorted key order, as the described service (Django REST
+// framework's replace_query_param / remove_query_param) writes them.
 
 #[tokio::test]
 async fn next_and_previous_v4() {
@@ -310,36 +249,22 @@ async fn next_and_previous_v4() {
     let page = |q: &str| get(&state, format!("{V4}?{q}"));
     let first = page("postcode=g2%201al&page_size=5").await.json();
     assert_eq!(first["count"], 12);
-    assert_eq!(
-        first["next"],
-        format!("{BASE}/api/v4/services/?postcode=g2+1al&page_size=5&page=2")
-    );
+    assert_eq!(first["next"], format!("{BASE}/api/v4/services/?page=2&page_size=5&postcode=g2+1al"));
     assert_eq!(first["previous"], json!(null));
     assert_eq!(first["data"].as_array().unwrap().len(), 5);
 
     let second = page("postcode=g2%201al&page=2&page_size=5").await.json();
-    assert_eq!(
-        second["next"],
-        format!("{BASE}/api/v4/services/?postcode=g2+1al&page_size=5&page=3")
-    );
-    assert_eq!(
-        second["previous"],
-        format!("{BASE}/api/v4/services/?postcode=g2+1al&page_size=5")
-    );
+    assert_eq!(second["next"], format!("{BASE}/api/v4/services/?page=3&page_size=5&postcode=g2+1al"));
+    assert_eq!(second["previous"], format!("{BASE}/api/v4/services/?page_size=5&postcode=g2+1al"));
 
     let third = page("page=3&postcode=g2%201al&page_size=5&format=json").await.json();
     assert_eq!(third["next"], json!(null));
-    assert_eq!(
-        third["previous"],
-        format!("{BASE}/api/v4/services/?postcode=g2+1al&page_size=5&format=json&page=2")
-    );
+    assert_eq!(third["previous"], format!("{BASE}/api/v4/services/?format=json&page=2&page_size=5&postcode=g2+1al"));
     assert_eq!(third["data"].as_array().unwrap().len(), 2);
 
     // The pages together are the whole ordered result.
-    let all: Vec<serde_json::Value> = [first, second, third]
-        .iter()
-        .flat_map(|p| p["data"].as_array().unwrap().clone())
-        .collect();
+    let all: Vec<serde_json::Value> =
+        [first, second, third].iter().flat_map(|p| p["data"].as_array().unwrap().clone()).collect();
     let whole = page("postcode=g2%201al&page_size=100").await.json();
     assert_eq!(&all, whole["data"].as_array().unwrap());
 }
@@ -353,10 +278,7 @@ async fn next_and_previous_v3() {
     let first = first.json();
     assert_eq!(first["count"], 12);
     assert_eq!(first["results"].as_array().unwrap().len(), 10);
-    assert_eq!(
-        first["next"],
-        format!("{BASE}/api/v3/search/?postcode=G2+1AL&page_size=2&page=2")
-    );
+    assert_eq!(first["next"], format!("{BASE}/api/v3/search/?page=2&page_size=2&postcode=G2+1AL"));
     assert_eq!(first["previous"], json!(null));
     let second = get(&state, "/api/v3/search/?postcode=G2+1AL&page=2").await.json();
     assert_eq!(second["results"].as_array().unwrap().len(), 2);
@@ -367,28 +289,17 @@ async fn next_and_previous_v3() {
 
 #[tokio::test]
 async fn page_size_above_100_is_taken_as_100() {
-    let many: Vec<ServiceSpec> = (0..150)
-        .map(|_| ("Many", "Same place.", &[][..], &[][..], &[0usize][..]))
-        .collect();
+    let many: Vec<ServiceSpec> = (0..150).map(|_| ("Many", "Same place.", &[][..], &[][..], &[0usize][..])).collect();
     let state = state_of(&directory_of(&many));
-    let answer = get(&state, &format!("{V4}?postcode=G2+1AL&page_size=1000"))
-        .await
-        .json();
+    let answer = get(&state, &format!("{V4}?postcode=G2+1AL&page_size=1000")).await.json();
     assert_eq!(answer["count"], 150);
     assert_eq!(answer["data"].as_array().unwrap().len(), 100);
-    assert_eq!(
-        answer["next"],
-        format!("{BASE}/api/v4/services/?postcode=G2+1AL&page_size=1000&page=2")
-    );
-    let second = get(&state, &format!("{V4}?postcode=G2+1AL&page_size=1000&page=2"))
-        .await
-        .json();
+    assert_eq!(answer["next"], format!("{BASE}/api/v4/services/?page=2&page_size=1000&postcode=G2+1AL"));
+    let second = get(&state, &format!("{V4}?postcode=G2+1AL&page_size=1000&page=2")).await.json();
     assert_eq!(second["data"].as_array().unwrap().len(), 50);
     // Invalid sizes fall back to 10.
     for size in ["0", "-1", "ten"] {
-        let answer = get(&state, &format!("{V4}?postcode=G2+1AL&page_size={size}"))
-            .await
-            .json();
+        let answer = get(&state, &format!("{V4}?postcode=G2+1AL&page_size={size}")).await.json();
         assert_eq!(answer["data"].as_array().unwrap().len(), 10, "{size}");
     }
 }
@@ -400,17 +311,9 @@ async fn base_url_override_is_used_for_links() {
         svcdir::server::AppState::new(svcdir::index::SearchIndex::build(&dir, &publication()))
             .with_base_url("http://127.0.0.1:9999".into()),
     );
-    let answer = send(
-        &state,
-        Method::GET,
-        "/api/v4/services?postcode=G2+1AL&page_size=1",
-        &[("host", "evil.example")],
-    )
-    .await;
-    assert_eq!(
-        answer.json()["next"],
-        "http://127.0.0.1:9999/api/v4/services/?postcode=G2+1AL&page_size=1&page=2"
-    );
+    let answer =
+        send(&state, Method::GET, "/api/v4/services?postcode=G2+1AL&page_size=1", &[("host", "evil.example")]).await;
+    assert_eq!(answer.json()["next"], "http://127.0.0.1:9999/api/v4/services/?page=2&page_size=1&postcode=G2+1AL");
 }
 
 // ---- the response body ----
@@ -424,23 +327,14 @@ async fn v4_body_is_the_static_builds_list_shape() {
     let service = &json["data"][0];
     assert_eq!(service["name"], "Park Strollers");
     assert_eq!(service["last_updated"], "2024-03-09T16:00:00.123457+00:00");
-    assert_eq!(
-        service["categories"],
-        json!([{"name": "Outdoor Pursuits", "slug": "outdoor-pursuits"}])
-    );
-    assert_eq!(
-        service["directory_url"],
-        "https://www.example.org/services/park-strollers-2/"
-    );
+    assert_eq!(service["categories"], json!([{"name": "Outdoor Pursuits", "slug": "outdoor-pursuits"}]));
+    assert_eq!(service["directory_url"], "https://www.example.org/services/park-strollers-2/");
     assert_eq!(service["locations"][0]["latitude"], 55.87);
     assert_eq!(service["organisation"]["name"], "Scotland Support");
 
     let v3 = get(&state, "/api/v3/search/?postcode=G2+1AL&q=library").await.json();
     let service = &v3["results"][0];
-    assert_eq!(
-        service["service_areas"][0],
-        json!({"code": "S12000046", "type": "2", "name": "Glasgow City"})
-    );
+    assert_eq!(service["service_areas"][0], json!({"code": "S12000046", "type": "2", "name": "Glasgow City"}));
     assert!(service.get("slug").is_none());
 }
 
@@ -458,36 +352,12 @@ async fn every_error_of_behaviour_md() {
     for (query, status, body) in [
         ("", 400, json!({"postcode": ["This field is required."]})),
         ("q=food", 400, json!({"postcode": ["This field is required."]})),
-        (
-            "postcode=xx11xx",
-            400,
-            json!({"postcode": ["Object with postcode=XX1 1XX does not exist."]}),
-        ),
-        (
-            "postcode=XX1+1XX",
-            400,
-            json!({"postcode": ["Object with postcode=XX1 1XX does not exist."]}),
-        ),
-        (
-            "postcode=G2+1AL&category=nope",
-            400,
-            json!({"category": ["Object with slug=nope does not exist."]}),
-        ),
-        (
-            "postcode=G2+1AL&location_type=far",
-            400,
-            json!({"location_type": ["\"far\" is not a valid choice."]}),
-        ),
-        (
-            "postcode=G2+1AL&radius=far",
-            400,
-            json!({"radius": ["A valid integer is required."]}),
-        ),
-        (
-            "postcode=G2+1AL&radius=-1",
-            400,
-            json!({"radius": ["Ensure this value is greater than or equal to 0."]}),
-        ),
+        ("postcode=xx11xx", 400, json!({"postcode": ["Object with postcode=XX1 1XX does not exist."]})),
+        ("postcode=XX1+1XX", 400, json!({"postcode": ["Object with postcode=XX1 1XX does not exist."]})),
+        ("postcode=G2+1AL&category=nope", 400, json!({"category": ["Object with slug=nope does not exist."]})),
+        ("postcode=G2+1AL&location_type=far", 400, json!({"location_type": ["\"far\" is not a valid choice."]})),
+        ("postcode=G2+1AL&radius=far", 400, json!({"radius": ["A valid integer is required."]})),
+        ("postcode=G2+1AL&radius=-1", 400, json!({"radius": ["Ensure this value is greater than or equal to 0."]})),
         (
             "radius=x&category=money,nope&location_type=far",
             400,
@@ -501,18 +371,10 @@ async fn every_error_of_behaviour_md() {
         ("postcode=G2+1AL&page=0", 404, json!({"detail": "Invalid page."})),
         ("postcode=G2+1AL&page=3", 404, json!({"detail": "Invalid page."})),
         ("postcode=G2+1AL&page=two", 404, json!({"detail": "Invalid page."})),
-        (
-            "postcode=G2+1AL&page=99999999999999999999999",
-            404,
-            json!({"detail": "Invalid page."}),
-        ),
+        ("postcode=G2+1AL&page=99999999999999999999999", 404, json!({"detail": "Invalid page."})),
         ("postcode=G2+1AL&format=xml", 404, json!({"detail": "Not found."})),
         // Parameters are checked before the page.
-        (
-            "postcode=nope!&page=0",
-            400,
-            json!({"postcode": ["Object with postcode=nope! does not exist."]}),
-        ),
+        ("postcode=nope!&page=0", 400, json!({"postcode": ["Object with postcode=nope! does not exist."]})),
     ] {
         assert_eq!(error(query).await, (status, body), "{query}");
     }
@@ -529,13 +391,9 @@ async fn page_1_of_an_empty_result_is_valid() {
 #[tokio::test]
 async fn unknown_paths_are_404_not_found() {
     let state = state_of(&directory());
-    for path in [
-        "/",
-        "/api/v4/services/x/",
-        "/api/v4/search/",
-        "/api/v3/search//",
-        "/api/v4/categories/?postcode=G2+1AL",
-    ] {
+    for path in
+        ["/", "/api/v4/services/x/", "/api/v4/search/", "/api/v3/search//", "/api/v4/categories/?postcode=G2+1AL"]
+    {
         let answer = get(&state, path).await;
         assert_eq!(answer.status, 404, "{path}");
         assert_eq!(answer.json(), json!({"detail": "Not found."}), "{path}");
@@ -565,12 +423,7 @@ fn assert_common_headers(answer: &Answer, content_type: &str) {
 #[tokio::test]
 async fn both_paths_with_and_without_slash() {
     let state = state_of(&directory());
-    for path in [
-        "/api/v4/services/",
-        "/api/v4/services",
-        "/api/v3/search/",
-        "/api/v3/search",
-    ] {
+    for path in ["/api/v4/services/", "/api/v4/services", "/api/v3/search/", "/api/v3/search"] {
         let answer = get(&state, &format!("{path}?postcode=G2+1AL")).await;
         assert_eq!(answer.status, 200, "{path}");
         assert_common_headers(&answer, "application/json");
@@ -609,10 +462,7 @@ async fn other_methods_are_405_with_allow() {
         let answer = send(&state, method.clone(), &format!("{V4}?postcode=G2+1AL"), &[]).await;
         assert_eq!(answer.status, 405, "{method}");
         assert_common_headers(&answer, "application/json");
-        assert_eq!(
-            answer.json(),
-            json!({"detail": format!("Method \"{method}\" not allowed.")})
-        );
+        assert_eq!(answer.json(), json!({"detail": format!("Method \"{method}\" not allowed.")}));
     }
 }
 
@@ -621,10 +471,7 @@ async fn other_methods_are_405_with_allow() {
 #[tokio::test]
 async fn format_and_accept_choose_json_or_html() {
     let state = state_of(&directory());
-    let browser = [(
-        "accept",
-        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-    )];
+    let browser = [("accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")];
     let html = "text/html; charset=utf-8";
 
     let answer = get(&state, &format!("{V4}?postcode=G2+1AL&format=api")).await;
@@ -636,31 +483,13 @@ async fn format_and_accept_choose_json_or_html() {
 
     let answer = send(&state, Method::GET, &format!("{V4}?postcode=G2+1AL"), &browser).await;
     assert_common_headers(&answer, html);
-    let answer = send(
-        &state,
-        Method::GET,
-        &format!("{V4}?postcode=G2+1AL&format=json"),
-        &browser,
-    )
-    .await;
+    let answer = send(&state, Method::GET, &format!("{V4}?postcode=G2+1AL&format=json"), &browser).await;
     assert_common_headers(&answer, "application/json");
     for accept in ["*/*", "application/json", "application/json, text/html"] {
-        let answer = send(
-            &state,
-            Method::GET,
-            &format!("{V4}?postcode=G2+1AL"),
-            &[("accept", accept)],
-        )
-        .await;
+        let answer = send(&state, Method::GET, &format!("{V4}?postcode=G2+1AL"), &[("accept", accept)]).await;
         assert_common_headers(&answer, "application/json");
     }
-    let answer = send(
-        &state,
-        Method::GET,
-        &format!("{V4}?postcode=G2+1AL&format=yaml"),
-        &browser,
-    )
-    .await;
+    let answer = send(&state, Method::GET, &format!("{V4}?postcode=G2+1AL&format=yaml"), &browser).await;
     assert_eq!(answer.status, 404);
     assert_eq!(answer.json(), json!({"detail": "Not found."}));
 }
@@ -699,20 +528,14 @@ async fn a_panic_becomes_a_500_json_body() {
     ));
     let response = tower::ServiceExt::oneshot(
         router,
-        axum::http::Request::builder()
-            .uri("/boom")
-            .body(axum::body::Body::empty())
-            .unwrap(),
+        axum::http::Request::builder().uri("/boom").body(axum::body::Body::empty()).unwrap(),
     )
     .await
     .unwrap();
     assert_eq!(response.status(), 500);
     assert_eq!(response.headers()["content-type"], "application/json");
     assert_eq!(response.headers()["allow"], "GET, HEAD, OPTIONS");
-    let body = http_body_util::BodyExt::collect(response.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
+    let body = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
     assert_eq!(
         serde_json::from_slice::<serde_json::Value>(&body).unwrap(),
         json!({"detail": "A server error occurred."})
@@ -736,11 +559,7 @@ async fn hostile_queries_never_fail_the_server() {
         "postcode=G2+1AL&postcode=",
     ] {
         let answer = get(&state, &format!("{V4}?{query}")).await;
-        assert!(
-            [200, 400, 404].contains(&answer.status.as_u16()),
-            "{query}: {}",
-            answer.status
-        );
+        assert!([200, 400, 404].contains(&answer.status.as_u16()), "{query}: {}", answer.status);
         answer.json();
     }
 }

@@ -28,39 +28,17 @@ async fn compare(dir: &Directory, queries: usize, seed: u64) {
         match oracle.search(&query) {
             None => {
                 invalid_pages += 1;
-                assert_eq!(
-                    answer.status,
-                    404,
-                    "#{n} {url}: {}",
-                    String::from_utf8_lossy(&answer.body)
-                );
-                assert_eq!(
-                    answer.json(),
-                    serde_json::json!({"detail": "Invalid page."}),
-                    "#{n} {url}"
-                );
+                assert_eq!(answer.status, 404, "#{n} {url}: {}", String::from_utf8_lossy(&answer.body));
+                assert_eq!(answer.json(), serde_json::json!({"detail": "Invalid page."}), "#{n} {url}");
             }
             Some((count, ids)) => {
-                assert_eq!(
-                    answer.status,
-                    200,
-                    "#{n} {url}: {}",
-                    String::from_utf8_lossy(&answer.body)
-                );
+                assert_eq!(answer.status, 200, "#{n} {url}: {}", String::from_utf8_lossy(&answer.body));
                 let json = answer.json();
                 let list = json.get("data").or_else(|| json.get("results")).expect("list");
-                let got: Vec<String> = list
-                    .as_array()
-                    .expect("array")
-                    .iter()
-                    .map(|s| s["id"].as_str().expect("id").to_owned())
-                    .collect();
+                let got: Vec<String> =
+                    list.as_array().expect("array").iter().map(|s| s["id"].as_str().expect("id").to_owned()).collect();
                 let want: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
-                assert_eq!(
-                    (json["count"].as_u64(), &got),
-                    (Some(count as u64), &want),
-                    "#{n} {url}"
-                );
+                assert_eq!((json["count"].as_u64(), &got), (Some(count as u64), &want), "#{n} {url}");
                 if count > 0 {
                     non_empty += 1;
                 }
@@ -80,11 +58,7 @@ async fn compare(dir: &Directory, queries: usize, seed: u64) {
 #[tokio::test]
 async fn differential_on_a_generated_sample_dataset() {
     let input = tempfile::tempdir().expect("temp dir");
-    let cfg = svcdir::sample::SampleConfig {
-        services: 700,
-        seed: 11,
-        out: input.path().to_path_buf(),
-    };
+    let cfg = svcdir::sample::SampleConfig { services: 700, seed: 11, out: input.path().to_path_buf() };
     svcdir::sample::generate(&cfg).expect("sample generates");
     let dir = svcdir::validate::load_directory(input.path()).unwrap_or_else(|e| panic!("sample loads: {e:?}"));
     compare(&dir, 1200, 1).await;

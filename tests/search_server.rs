@@ -36,12 +36,7 @@ impl Drop for Server {
 impl Server {
     fn start(index: &Path, extra: &[&str]) -> Server {
         let mut child = Command::new(BIN)
-            .args([
-                "--index",
-                index.to_str().expect("utf-8 path"),
-                "--listen",
-                "127.0.0.1:0",
-            ])
+            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -61,11 +56,7 @@ impl Server {
                 lines.lock().expect("log lock").push(line);
             }
         });
-        let mut server = Server {
-            child,
-            address: String::new(),
-            log,
-        };
+        let mut server = Server { child, address: String::new(), log };
         server.address = rx
             .recv_timeout(Duration::from_secs(20))
             .unwrap_or_else(|_| panic!("no listening line; stderr: {:?}", server.log.lock().expect("log lock")));
@@ -78,10 +69,7 @@ impl Server {
 
     /// Sends SIGTERM and waits for the exit status.
     fn terminate(&mut self) -> std::process::ExitStatus {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
+        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().expect("kill runs");
         assert!(status.success());
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
@@ -103,9 +91,8 @@ struct Reply {
 /// One HTTP/1.1 request on a fresh connection.
 async fn request(address: &str, method: &str, target: &str) -> Reply {
     let stream = tokio::net::TcpStream::connect(address).await.expect("connects");
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-        .await
-        .expect("handshake");
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
     tokio::spawn(connection);
     let request = hyper::Request::builder()
         .method(method)
@@ -122,9 +109,7 @@ async fn request(address: &str, method: &str, target: &str) -> Reply {
 
 fn write_index(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("nested/search.idx");
-    SearchIndex::build(&directory(), &publication())
-        .write(&path)
-        .expect("index written");
+    SearchIndex::build(&directory(), &publication()).write(&path).expect("index written");
     path
 }
 
@@ -135,12 +120,7 @@ fn serves_searches_over_http_and_stops_on_sigterm() {
     let mut server = Server::start(&index, &["--base-url", "https://search.example.net/"]);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let reply = request(
-            &server.address,
-            "GET",
-            "/api/v4/services/?postcode=g2%201al&page_size=5",
-        )
-        .await;
+        let reply = request(&server.address, "GET", "/api/v4/services/?postcode=g2%201al&page_size=5").await;
         assert_eq!(reply.status, 200);
         assert_eq!(reply.headers["content-type"], "application/json");
         assert_eq!(reply.headers["allow"], "GET, HEAD, OPTIONS");
@@ -150,10 +130,7 @@ fn serves_searches_over_http_and_stops_on_sigterm() {
         assert_eq!(json["count"], 12);
         assert_eq!(json["data"][0]["name"], "Drop-in Centre");
         // The configured base URL, never the Host header.
-        assert_eq!(
-            json["next"],
-            "https://search.example.net/api/v4/services/?postcode=g2+1al&page_size=5&page=2"
-        );
+        assert_eq!(json["next"], "https://search.example.net/api/v4/services/?page=2&page_size=5&postcode=g2+1al");
 
         let reply = request(&server.address, "HEAD", "/api/v3/search?postcode=G2+1AL").await;
         assert_eq!(reply.status, 200);
@@ -167,33 +144,19 @@ fn serves_searches_over_http_and_stops_on_sigterm() {
     let status = server.terminate();
     assert_eq!(status.code(), Some(0), "{:?}", server.log());
     let log = server.log();
-    assert!(
-        log.iter()
-            .any(|l| l.starts_with("svcdir-search: loaded ") && l.contains("15 services")),
-        "{log:?}"
-    );
+    assert!(log.iter().any(|l| l.starts_with("svcdir-search: loaded ") && l.contains("15 services")), "{log:?}");
     assert!(
         log.iter()
             .any(|l| l.starts_with("GET /api/v4/services/?postcode=g2%201al&page_size=5 200 ") && l.ends_with("us")),
         "{log:?}"
     );
-    assert!(
-        log.iter().any(|l| l.starts_with("DELETE /api/v3/search/ 405 ")),
-        "{log:?}"
-    );
+    assert!(log.iter().any(|l| l.starts_with("DELETE /api/v3/search/ 405 ")), "{log:?}");
     assert!(log.iter().any(|l| l == "svcdir-search: stopped"), "{log:?}");
 }
 
 fn run_to_exit(args: &[&str]) -> (Option<i32>, String) {
-    let output = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("svcdir-search runs");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    let output = Command::new(BIN).args(args).stdin(Stdio::null()).output().expect("svcdir-search runs");
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
 #[test]
@@ -202,10 +165,7 @@ fn a_missing_index_exits_1_with_a_clear_message() {
     let missing = work.path().join("nope.idx");
     let (code, stderr) = run_to_exit(&["--index", missing.to_str().unwrap(), "--listen", "127.0.0.1:0"]);
     assert_eq!(code, Some(1));
-    assert!(
-        stderr.contains("does not exist") && stderr.contains("nope.idx"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("does not exist") && stderr.contains("nope.idx"), "{stderr}");
 }
 
 #[test]
@@ -213,17 +173,9 @@ fn a_corrupt_or_foreign_index_exits_1() {
     let work = tempfile::tempdir().expect("temp dir");
     let good = std::fs::read(write_index(work.path())).expect("read");
     for (name, bytes, expected) in [
-        (
-            "foreign.idx",
-            b"<html>not an index</html>".to_vec(),
-            "not a svcdir search index",
-        ),
+        ("foreign.idx", b"<html>not an index</html>".to_vec(), "not a svcdir search index"),
         ("cut.idx", good[..good.len() / 2].to_vec(), "corrupt"),
-        (
-            "future.idx",
-            [&good[..8], &99u32.to_le_bytes()[..], &good[12..]].concat(),
-            "format version 99",
-        ),
+        ("future.idx", [&good[..8], &99u32.to_le_bytes()[..], &good[12..]].concat(), "format version 99"),
     ] {
         let path = work.path().join(name);
         std::fs::write(&path, bytes).expect("write");
@@ -248,14 +200,8 @@ fn a_taken_port_exits_1() {
 fn a_bad_base_url_is_refused() {
     let work = tempfile::tempdir().expect("temp dir");
     let index = write_index(work.path());
-    let (code, stderr) = run_to_exit(&[
-        "--index",
-        index.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-        "--base-url",
-        "example.org",
-    ]);
+    let (code, stderr) =
+        run_to_exit(&["--index", index.to_str().unwrap(), "--listen", "127.0.0.1:0", "--base-url", "example.org"]);
     assert_eq!(code, Some(1));
     assert!(stderr.contains("--base-url"), "{stderr}");
 }
@@ -265,14 +211,7 @@ fn help_explains_the_options() {
     let output = Command::new(BIN).arg("--help").output().expect("runs");
     let help = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success());
-    for needle in [
-        "--index",
-        "build/search.idx",
-        "--listen",
-        "127.0.0.1:8081",
-        "--base-url",
-        "SIGTERM",
-    ] {
+    for needle in ["--index", "build/search.idx", "--listen", "127.0.0.1:8081", "--base-url", "SIGTERM"] {
         assert!(help.contains(needle), "{needle}: {help}");
     }
 }

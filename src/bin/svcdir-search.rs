@@ -30,11 +30,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: SearchArgs) -> anyhow::Result<()> {
-    let base_url = args
-        .base_url
-        .as_deref()
-        .map(|url| svcdir::config::origin("--base-url", url))
-        .transpose()?;
+    let base_url = args.base_url.as_deref().map(|url| svcdir::config::origin("--base-url", url)).transpose()?;
 
     let started = Instant::now();
     let index = SearchIndex::read(&args.index)?;
@@ -60,9 +56,7 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr().context("cannot read the listening address")?;
     eprintln!("svcdir-search: listening on http://{address}");
-    server::serve(listener, Arc::new(state), server::shutdown_signal())
-        .await
-        .context("server failed")?;
+    server::serve(listener, Arc::new(state), server::shutdown_signal()).await.context("server failed")?;
     eprintln!("svcdir-search: stopped");
     Ok(())
 }

@@ -125,11 +125,7 @@ fn validate(args: ValidateArgs) -> ExitCode {
 }
 
 fn sample(args: SampleArgs) -> ExitCode {
-    let cfg = svcdir::sample::SampleConfig {
-        services: args.services,
-        seed: args.seed,
-        out: args.out,
-    };
+    let cfg = svcdir::sample::SampleConfig { services: args.services, seed: args.seed, out: args.out };
     match svcdir::sample::generate(&cfg) {
         Ok(summary) => {
             println!(
@@ -201,11 +197,7 @@ async fn run_preview(args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr().context("cannot read the listening address")?;
     let url = format!("http://{address}");
-    println!(
-        "svcdir serve: {} and {} on {url}",
-        args.public.display(),
-        args.index.display()
-    );
+    println!("svcdir serve: {} and {} on {url}", args.public.display(), args.index.display());
     println!("  open {url}/api/v4/categories/ (or {url}/api/v4/services/?postcode=... for a search)");
     if site.base_url() != url {
         println!(

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{AreaIx, Directory, ServiceIx};
+use crate::model::{AreaIx, CategoryIx, Directory, ServiceIx};
 use crate::views::Publication;
 use spatial::{SpatialIndex, UnitVector, unit_vector};
 use text::{TextIndex, TextLookup};
@@ -131,6 +131,17 @@ impl<T> Csr<T> {
     }
 }
 
+/// A service of an area and one of its locations' points ([`NO_POINT`] when it has none).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct AreaEntry {
+    pub(crate) service: ServiceIx,
+    pub(crate) point: UnitVector,
+}
+
+/// The point of a service without locations: NaN, which `f64::min` ignores, so the
+/// service's distance key stays infinite.
+pub(crate) const NO_POINT: UnitVector = [f64::NAN; 3];
+
 /// Everything a search needs: the directory itself (results are rendered from it with the
 /// static build's views), the publication, and the structures that make a search fast.
 #[derive(Debug)]
@@ -145,8 +156,14 @@ pub struct SearchIndex {
     /// Services without service areas at each location: the only ones a location within
     /// the radius can make match (see [`SpatialIndex`]).
     pub(crate) location_services: Csr<ServiceIx>,
-    /// Services in each service area, ascending.
-    pub(crate) area_services: Csr<ServiceIx>,
+    /// Services in each service area, ascending, with the points of their locations inline:
+    /// the areas of a postcode list thousands of services at 100,000, and reading their
+    /// points in sequence is much faster than looking each one up.
+    pub(crate) area_entries: Csr<AreaEntry>,
+    /// Each service's categories and areas, compact: filtering candidates reads these
+    /// instead of the large `Service` records, which would miss the cache on every one.
+    pub(crate) service_categories: Csr<CategoryIx>,
+    pub(crate) service_areas: Csr<AreaIx>,
     /// Whether each service has an area of kind Country or Region (Search 6).
     pub(crate) national: Vec<bool>,
     /// Each service's position in (name, id) order: the last two keys of Search 7 as one
@@ -184,9 +201,7 @@ impl SearchIndex {
         let service_points = Csr::from_pairs(
             dir.services.len(),
             dir.services.iter().enumerate().flat_map(|(ix, s)| {
-                s.locations
-                    .iter()
-                    .map(move |&l| (ix, unit_vector(dir.locations[l as usize].point)))
+                s.locations.iter().map(move |&l| (ix, unit_vector(dir.locations[l as usize].point)))
             }),
         );
         let location_services = Csr::from_pairs(
@@ -197,28 +212,38 @@ impl SearchIndex {
                 .filter(|(_, s)| s.service_areas.is_empty())
                 .flat_map(|(ix, s)| s.locations.iter().map(move |&l| (l as usize, ix as ServiceIx))),
         );
-        let area_services = Csr::from_pairs(
+        // One entry per (area, service, location), or per (area, service) for a service
+        // without locations, in service order within each area.
+        let area_entries = Csr::from_pairs(
             dir.service_areas.len(),
-            dir.services
-                .iter()
-                .enumerate()
-                .flat_map(|(ix, s)| s.service_areas.iter().map(move |&a| (a as usize, ix as ServiceIx))),
+            dir.services.iter().enumerate().flat_map(|(ix, s)| {
+                let points: Vec<UnitVector> = if s.locations.is_empty() {
+                    vec![NO_POINT]
+                } else {
+                    s.locations.iter().map(|&l| unit_vector(dir.locations[l as usize].point)).collect()
+                };
+                s.service_areas.iter().flat_map(move |&a| {
+                    points
+                        .clone()
+                        .into_iter()
+                        .map(move |point| (a as usize, AreaEntry { service: ix as ServiceIx, point }))
+                })
+            }),
+        );
+        let service_categories = Csr::from_pairs(
+            dir.services.len(),
+            dir.services.iter().enumerate().flat_map(|(ix, s)| s.categories.iter().map(move |&c| (ix, c))),
+        );
+        let service_areas = Csr::from_pairs(
+            dir.services.len(),
+            dir.services.iter().enumerate().flat_map(|(ix, s)| s.service_areas.iter().map(move |&a| (ix, a))),
         );
         let national = dir
             .services
             .iter()
-            .map(|s| {
-                s.service_areas
-                    .iter()
-                    .any(|&a| dir.service_areas[a as usize].kind.is_national())
-            })
+            .map(|s| s.service_areas.iter().any(|&a| dir.service_areas[a as usize].kind.is_national()))
             .collect();
-        let area_by_code = dir
-            .service_areas
-            .iter()
-            .enumerate()
-            .map(|(ix, a)| (a.code.clone(), ix as AreaIx))
-            .collect();
+        let area_by_code = dir.service_areas.iter().enumerate().map(|(ix, a)| (a.code.clone(), ix as AreaIx)).collect();
         let spatial = SpatialIndex::build(dir);
         let mut by_name: Vec<u32> = (0..dir.services.len() as u32).collect();
         by_name.sort_unstable_by(|&a, &b| {
@@ -235,7 +260,9 @@ impl SearchIndex {
             spatial,
             service_points,
             location_services,
-            area_services,
+            area_entries,
+            service_categories,
+            service_areas,
             national,
             area_by_code,
             directory,
@@ -268,11 +295,7 @@ impl SearchIndex {
         let mut bytes = Vec::with_capacity(HEADER_LEN + 1024);
         bytes.extend_from_slice(&MAGIC);
         bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        let stored = StoredRef {
-            publication: &self.publication,
-            directory: &self.directory,
-            text: self.text.stored(),
-        };
+        let stored = StoredRef { publication: &self.publication, directory: &self.directory, text: self.text.stored() };
         Ok(postcard::to_extend(&stored, bytes)?)
     }
 
@@ -286,19 +309,13 @@ impl SearchIndex {
     /// that a reader never sees half a file. Creates the parent directory when missing.
     pub fn write(&self, path: &Path) -> Result<(), IndexError> {
         let bytes = self.to_bytes()?;
-        let write_err = |source| IndexError::Write {
-            path: path.to_path_buf(),
-            source,
-        };
+        let write_err = |source| IndexError::Write { path: path.to_path_buf(), source };
         let parent = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
         std::fs::create_dir_all(&parent).map_err(write_err)?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "search.idx".into());
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "search.idx".into());
         let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
         let result = (|| {
             let mut file = std::fs::File::create(&temp)?;
@@ -316,13 +333,8 @@ impl SearchIndex {
     /// Reads an index written by [`SearchIndex::write`].
     pub fn read(path: &Path) -> Result<SearchIndex, IndexError> {
         let bytes = std::fs::read(path).map_err(|source| match source.kind() {
-            std::io::ErrorKind::NotFound => IndexError::Missing {
-                path: path.to_path_buf(),
-            },
-            _ => IndexError::Read {
-                path: path.to_path_buf(),
-                source,
-            },
+            std::io::ErrorKind::NotFound => IndexError::Missing { path: path.to_path_buf() },
+            _ => IndexError::Read { path: path.to_path_buf(), source },
         })?;
         let stored = decode(&bytes, path)?;
         // Free the file's bytes before building the derived structures: a lower peak RSS.
@@ -337,21 +349,14 @@ fn decode(bytes: &[u8], path: &Path) -> Result<Stored, IndexError> {
     if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
         return Err(IndexError::BadMagic { path });
     }
-    let corrupt = |reason: String| IndexError::Corrupt {
-        path: path.clone(),
-        reason,
-    };
+    let corrupt = |reason: String| IndexError::Corrupt { path: path.clone(), reason };
     let version = bytes
         .get(MAGIC.len()..HEADER_LEN)
         .and_then(|v| <[u8; 4]>::try_from(v).ok())
         .map(u32::from_le_bytes)
         .ok_or_else(|| corrupt("the header is cut short".into()))?;
     if version != FORMAT_VERSION {
-        return Err(IndexError::UnsupportedVersion {
-            path,
-            found: version,
-            supported: FORMAT_VERSION,
-        });
+        return Err(IndexError::UnsupportedVersion { path, found: version, supported: FORMAT_VERSION });
     }
     let (stored, rest) =
         postcard::take_from_bytes::<Stored>(&bytes[HEADER_LEN..]).map_err(|e| corrupt(e.to_string()))?;
@@ -400,4 +405,159 @@ fn check_directory(dir: &Directory) -> Result<(), String> {
         return Err("a top-level category does not exist".into());
     }
     Ok(())
+}
+
+/// A tiny directory for unit tests: three services with names, descriptions, categories,
+/// areas and locations.
+#[cfg(test)]
+pub(crate) fn tiny_directory() -> Directory {
+    use crate::model::category::CategoryInput;
+    use crate::model::{
+        AreaKind, CategoryTree, Location, Organisation, Point, Postcode, PostcodeDirectory, Service, ServiceArea,
+        Timestamp,
+    };
+    use uuid::Uuid;
+    let category =
+        |slug: &str, name: &str, children| CategoryInput { id: None, name: name.into(), slug: slug.into(), children };
+    let categories = CategoryTree::build(&[category(
+        "activity",
+        "Activity",
+        vec![category("outdoor-pursuits", "Outdoor Pursuits", vec![])],
+    )]);
+    let service = |n: u128, name: &str, description: &str, categories: Vec<u16>, areas: Vec<u16>, locations| Service {
+        id: Uuid::from_u128(n),
+        organisation: 0,
+        name: name.into(),
+        slug: format!("s-{n}"),
+        description: description.into(),
+        url: String::new(),
+        phone: String::new(),
+        email: String::new(),
+        categories,
+        service_areas: areas,
+        locations,
+        last_updated: Timestamp(0),
+    };
+    Directory {
+        organisations: vec![Organisation {
+            id: Uuid::from_u128(100),
+            name: "Org".into(),
+            slug: "org".into(),
+            description: String::new(),
+            url: String::new(),
+            phone: String::new(),
+            email: String::new(),
+            facebook: String::new(),
+            twitter: String::new(),
+            is_claimed: false,
+            last_edited: Timestamp(0),
+            services: vec![0, 1, 2],
+            locations: vec![0],
+        }],
+        services: vec![
+            service(1, "Walking Group", "Gentle walks.", vec![1], vec![], vec![0]),
+            service(2, "Health Walks", "Walking for health.", vec![], vec![0], vec![]),
+            service(3, "Money Advice", "Help with debt.", vec![0], vec![1], vec![0]),
+        ],
+        locations: vec![Location {
+            id: Uuid::from_u128(200),
+            organisation: 0,
+            name: String::new(),
+            description: String::new(),
+            street_address: "1 Street".into(),
+            locality: "Glasgow".into(),
+            region: String::new(),
+            state: String::new(),
+            postal_code: "G2 1AL".into(),
+            country: "GB".into(),
+            point: Point { lat: 55.86, lon: -4.25 },
+        }],
+        categories,
+        service_areas: vec![
+            ServiceArea { code: "XS".into(), kind: AreaKind::Country, name: "Scotland".into() },
+            ServiceArea { code: "S12000046".into(), kind: AreaKind::LocalAuthority, name: "Glasgow City".into() },
+        ],
+        postcodes: PostcodeDirectory {
+            postcodes: vec![Postcode {
+                code: "G2 1AL".into(),
+                point: Point { lat: 55.8609, lon: -4.2514 },
+                areas: vec!["S12000046".into(), "XS".into(), "XB".into()],
+            }],
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index() -> SearchIndex {
+        let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());
+        SearchIndex::build(&tiny_directory(), &publication)
+    }
+
+    #[test]
+    fn round_trips_through_bytes_and_files() {
+        let bytes = index().to_bytes().unwrap();
+        assert_eq!(&bytes[..8], b"SVCDIDX\0");
+        assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
+        let again = SearchIndex::from_bytes(&bytes, Path::new("x")).unwrap();
+        assert_eq!(again.to_bytes().unwrap(), bytes, "deterministic and lossless");
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/search.idx");
+        index().write(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        let names: Vec<_> =
+            std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["search.idx"], "no temporary file left behind");
+        assert_eq!(SearchIndex::read(&path).unwrap().directory().services.len(), 3);
+    }
+
+    #[test]
+    fn typed_errors() {
+        let bytes = index().to_bytes().unwrap();
+        let err = |bytes: &[u8]| SearchIndex::from_bytes(bytes, Path::new("f.idx")).unwrap_err();
+        assert!(matches!(err(b"nonsense"), IndexError::BadMagic { .. }));
+        assert!(matches!(err(b""), IndexError::BadMagic { .. }));
+        assert!(matches!(err(&bytes[..10]), IndexError::Corrupt { .. }));
+        let mut future = bytes.clone();
+        future[8] = 9;
+        assert!(matches!(err(&future), IndexError::UnsupportedVersion { found: 9, supported: 1, .. }));
+        assert!(matches!(err(&bytes[..bytes.len() - 3]), IndexError::Corrupt { .. }));
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(matches!(err(&longer), IndexError::Corrupt { .. }));
+        let missing = SearchIndex::read(Path::new("/nonexistent/dir/search.idx")).unwrap_err();
+        assert!(matches!(missing, IndexError::Missing { .. }));
+        assert!(missing.to_string().contains("/nonexistent/dir/search.idx"));
+    }
+
+    #[test]
+    fn a_damaged_reference_is_refused_not_served() {
+        let mut dir = tiny_directory();
+        dir.services[1].locations.push(7);
+        let publication = Publication::with_defaults("https://a.example".into(), "https://a.example".into());
+        let stored =
+            StoredRef { publication: &publication, directory: &dir, text: &TextIndex::build(&tiny_directory()) };
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        let bytes = postcard::to_extend(&stored, bytes).unwrap();
+        let err = SearchIndex::from_bytes(&bytes, Path::new("f.idx")).unwrap_err();
+        assert!(err.to_string().contains("service 1 refers to a record that does not exist"), "{err}");
+    }
+
+    #[test]
+    fn derived_structures() {
+        let index = index();
+        // Only the area-less service's location is in the R-tree; its services list only it.
+        assert_eq!(index.spatial_len(), 1);
+        assert_eq!(index.location_services.get(0), [0]);
+        assert_eq!(index.national, [false, true, false]);
+        let xs: Vec<u32> = index.area_entries.get(0).iter().map(|e| e.service).collect();
+        assert_eq!(xs, [1]);
+        assert!(index.area_entries.get(0)[0].point[0].is_nan(), "no location");
+        // (name, id) order: Health Walks, Money Advice, Walking Group.
+        assert_eq!(index.name_rank, [2, 0, 1]);
+    }
 }

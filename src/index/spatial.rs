@@ -85,9 +85,7 @@ impl SpatialIndex {
             .filter(|(ix, _)| wanted[*ix])
             .map(|(ix, loc)| GeomWithData::new(unit_vector(loc.point), ix as LocationIx))
             .collect();
-        SpatialIndex {
-            tree: RTree::bulk_load(points),
-        }
+        SpatialIndex { tree: RTree::bulk_load(points) }
     }
 
     /// Number of locations in the tree.
@@ -116,27 +114,12 @@ mod tests {
 
     #[test]
     fn chords_order_like_great_circles() {
-        let glasgow = Point {
-            lat: 55.8609,
-            lon: -4.2514,
-        };
+        let glasgow = Point { lat: 55.8609, lon: -4.2514 };
         let places = [
-            Point {
-                lat: 55.9533,
-                lon: -3.1883,
-            },
-            Point {
-                lat: 55.8642,
-                lon: -4.2518,
-            },
-            Point {
-                lat: 57.1497,
-                lon: -2.0943,
-            },
-            Point {
-                lat: 55.8609,
-                lon: -4.2514,
-            },
+            Point { lat: 55.9533, lon: -3.1883 },
+            Point { lat: 55.8642, lon: -4.2518 },
+            Point { lat: 57.1497, lon: -2.0943 },
+            Point { lat: 55.8609, lon: -4.2514 },
             Point { lat: -33.9, lon: 151.2 },
         ];
         let g = unit_vector(glasgow);
@@ -152,10 +135,7 @@ mod tests {
         let centre = Point { lat: 56.0, lon: -4.0 };
         for metres in [1.0, 500.0, 5000.0, 100_000.0] {
             // A point due north at exactly `metres`.
-            let north = Point {
-                lat: 56.0 + (metres / EARTH_RADIUS_M).to_degrees(),
-                lon: -4.0,
-            };
+            let north = Point { lat: 56.0 + (metres / EARTH_RADIUS_M).to_degrees(), lon: -4.0 };
             let d = centre.distance_m(north);
             assert!((d - metres).abs() < 1e-6 * metres.max(1.0), "{d} {metres}");
             assert!(chord2(&unit_vector(centre), &unit_vector(north)) <= chord2_for_radius(d));
@@ -170,18 +150,11 @@ mod tests {
         let mut state = 12345u64;
         for _ in 0..20_000 {
             // A small LCG: no RNG dependency needed here.
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let dlat = ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.2;
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let dlon = ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.3;
-            let p = Point {
-                lat: centre.lat + dlat,
-                lon: centre.lon + dlon,
-            };
+            let p = Point { lat: centre.lat + dlat, lon: centre.lon + dlon };
             let exact = centre.distance_m(p);
             for radius in [exact, exact.floor(), exact.ceil(), 5000.0, 0.0] {
                 assert_eq!(

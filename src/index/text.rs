@@ -173,13 +173,9 @@ impl Strings {
         self.ends.is_empty()
     }
 
-    /// The `i`-th string ("" when out of range; [`Strings::check`] rules that out on load).
+    /// The `i`-th string ("" when out of range; the checks on load rule that out).
     pub fn get(&self, i: usize) -> &str {
-        let start = if i == 0 {
-            0
-        } else {
-            self.ends.get(i - 1).copied().unwrap_or(0) as usize
-        };
+        let start = if i == 0 { 0 } else { self.ends.get(i - 1).copied().unwrap_or(0) as usize };
         let end = self.ends.get(i).copied().unwrap_or(0) as usize;
         self.bytes.get(start..end).unwrap_or("")
     }
@@ -273,10 +269,7 @@ impl TextIndex {
             stems.push(s);
         }
 
-        let mut index = TextIndex {
-            stems,
-            ..TextIndex::default()
-        };
+        let mut index = TextIndex { stems, ..TextIndex::default() };
         index.post_start.push(0);
         for ((word, list), word_stem) in sorted.iter().zip(&term_stems) {
             index.terms.push(word);
@@ -384,11 +377,7 @@ impl LengthBuckets {
             masks[*slot as usize] = letter_mask(word.as_bytes());
             *slot += 1;
         }
-        LengthBuckets {
-            start: counts,
-            ids,
-            masks,
-        }
+        LengthBuckets { start: counts, ids, masks }
     }
 
     /// Positions (in `ids` and `masks`) of the strings whose length is within `k` of `len`.
@@ -419,12 +408,7 @@ impl TextLookup {
             stem_term[fill[s as usize] as usize] = t as u32;
             fill[s as usize] += 1;
         }
-        TextLookup {
-            terms_by_len: LengthBuckets::build(&stored.terms),
-            stem_term_start: counts,
-            stem_term,
-            stored,
-        }
+        TextLookup { terms_by_len: LengthBuckets::build(&stored.terms), stem_term_start: counts, stem_term, stored }
     }
 
     /// The stored part, for writing.
@@ -497,10 +481,7 @@ mod tests {
 
     #[test]
     fn words_fold_and_split() {
-        assert_eq!(
-            words("Café Còmhla: Women's  WALKING-group!"),
-            ["cafe", "comhla", "women's", "walking", "group"]
-        );
+        assert_eq!(words("Café Còmhla: Women's  WALKING-group!"), ["cafe", "comhla", "women's", "walking", "group"]);
         assert_eq!(words("'quoted' 24/7 -- ''"), ["quoted", "24", "7"]);
         assert_eq!(query_words("food Food bank food"), ["food", "bank"]);
         assert!(words("  ...  ").is_empty());
@@ -567,5 +548,39 @@ mod tests {
                 prop_assert!((letter_mask(a.as_bytes()) ^ letter_mask(b.as_bytes())).count_ones() as usize <= 2 * k);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod lookup_tests {
+    use super::*;
+
+    #[test]
+    fn lookups_give_services_and_fields() {
+        let dir = crate::index::tiny_directory();
+        let lookup = TextLookup::new(TextIndex::build(&dir));
+        // "walking": Walking Group's name and, by stem, its "walks"; Health Walks' name (by
+        // stem) and description.
+        let both = FIELD_NAME | FIELD_DESCRIPTION;
+        assert_eq!(lookup.lookup("walking"), [(0, both), (1, both)]);
+        assert_eq!(lookup.lookup("walks"), [(0, both), (1, both)]);
+        // Category names: Outdoor Pursuits (Walking Group), Activity (Money Advice).
+        assert_eq!(lookup.lookup("pursuit"), [(0, FIELD_CATEGORY)]);
+        assert_eq!(lookup.lookup("activity"), [(2, FIELD_CATEGORY)]);
+        // Typos: one edit at 5 letters, two at 7; none at 3.
+        assert_eq!(lookup.lookup("helth"), [(1, FIELD_NAME | FIELD_DESCRIPTION)]);
+        assert_eq!(lookup.lookup("adivce"), [(2, FIELD_NAME)]);
+        assert_eq!(lookup.lookup("acitvty"), [(2, FIELD_CATEGORY)], "7 letters, two edits");
+        assert!(lookup.lookup("actvty").is_empty(), "6 letters, two edits");
+        assert!(lookup.lookup("dbt").is_empty());
+        assert!(lookup.lookup("xyzzy").is_empty());
+    }
+
+    #[test]
+    fn relevance_weights() {
+        assert_eq!(field_weight_halves(FIELD_NAME), 4);
+        assert_eq!(field_weight_halves(FIELD_DESCRIPTION), 3);
+        assert_eq!(field_weight_halves(FIELD_CATEGORY), 2);
+        assert_eq!(field_weight_halves(FIELD_NAME | FIELD_DESCRIPTION | FIELD_CATEGORY), 9);
     }
 }

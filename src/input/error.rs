@@ -23,13 +23,7 @@ pub struct DataError {
 impl DataError {
     /// An error about a whole file.
     pub fn file(file: impl Into<String>, message: impl Into<String>) -> DataError {
-        DataError {
-            file: file.into(),
-            line: None,
-            field: None,
-            value: None,
-            message: message.into(),
-        }
+        DataError { file: file.into(), line: None, field: None, value: None, message: message.into() }
     }
 
     /// An error about one field of one line.

@@ -89,15 +89,11 @@ pub fn load_partial(dir: &Path) -> (Dataset, DataErrors) {
     }
     let mut incomplete = std::collections::BTreeSet::new();
     let mut e = (&mut errors, &mut incomplete);
-    dataset.categories = tracked(files::CATEGORIES, &mut e, |e| {
-        read_json(dir, files::CATEGORIES, e).unwrap_or_default()
-    });
-    dataset.service_areas = tracked(files::SERVICE_AREAS, &mut e, |e| {
-        read_json(dir, files::SERVICE_AREAS, e).unwrap_or_default()
-    });
-    dataset.organisations = tracked(files::ORGANISATIONS, &mut e, |e| {
-        read_jsonl(dir, files::ORGANISATIONS, e)
-    });
+    dataset.categories =
+        tracked(files::CATEGORIES, &mut e, |e| read_json(dir, files::CATEGORIES, e).unwrap_or_default());
+    dataset.service_areas =
+        tracked(files::SERVICE_AREAS, &mut e, |e| read_json(dir, files::SERVICE_AREAS, e).unwrap_or_default());
+    dataset.organisations = tracked(files::ORGANISATIONS, &mut e, |e| read_jsonl(dir, files::ORGANISATIONS, e));
     dataset.locations = tracked(files::LOCATIONS, &mut e, |e| read_jsonl(dir, files::LOCATIONS, e));
     dataset.services = tracked(files::SERVICES, &mut e, |e| read_jsonl(dir, files::SERVICES, e));
     dataset.incomplete = incomplete;
@@ -152,10 +148,8 @@ fn read_json<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataError
     let value: serde_json::Value = match serde_json::from_str(text.trim_start_matches('\u{feff}')) {
         Ok(value) => value,
         Err(err) => {
-            errors.push(DataError {
-                line: Some(err.line()),
-                ..DataError::file(name, format!("not valid JSON: {err}"))
-            });
+            errors
+                .push(DataError { line: Some(err.line()), ..DataError::file(name, format!("not valid JSON: {err}")) });
             return None;
         }
     };
@@ -180,10 +174,7 @@ fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErro
     };
     let mut records = Vec::new();
     // Streamed line by line: a million-service file is never held whole in memory.
-    for (ix, bytes) in std::io::BufReader::with_capacity(1 << 20, file)
-        .split(b'\n')
-        .enumerate()
-    {
+    for (ix, bytes) in std::io::BufReader::with_capacity(1 << 20, file).split(b'\n').enumerate() {
         let line = ix + 1;
         let mut bytes = match bytes {
             Ok(bytes) => bytes,
@@ -205,11 +196,7 @@ fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErro
             }
         };
         // Editors on some systems start files with a byte-order mark.
-        let raw = if line == 1 {
-            raw.trim_start_matches('\u{feff}')
-        } else {
-            raw.as_str()
-        };
+        let raw = if line == 1 { raw.trim_start_matches('\u{feff}') } else { raw.as_str() };
         if raw.trim().is_empty() {
             continue;
         }
@@ -262,27 +249,16 @@ fn parse_error<E: std::fmt::Display>(
 ) -> DataError {
     let inner = err.inner().to_string();
     // serde reports a missing field at the parent: name the field itself.
-    let missing = inner
-        .strip_prefix("missing field `")
-        .and_then(|rest| rest.split('`').next())
-        .map(str::to_owned);
+    let missing = inner.strip_prefix("missing field `").and_then(|rest| rest.split('`').next()).map(str::to_owned);
     let path = err.path().to_string();
     let field = missing.or_else(|| (path != ".").then_some(path.clone()));
-    let quoted = value
-        .and_then(|v| v.get(path.split(['.', '[']).next().unwrap_or("")))
-        .map(|v| v.to_string());
+    let quoted = value.and_then(|v| v.get(path.split(['.', '[']).next().unwrap_or(""))).map(|v| v.to_string());
     // serde_json appends " at line L column C" for documents; the line is ours already.
     let message = match inner.find(" at line ") {
         Some(cut) if value.is_some() => inner[..cut].to_owned(),
         _ => inner,
     };
-    DataError {
-        file: name.to_owned(),
-        line,
-        field,
-        value: quoted,
-        message,
-    }
+    DataError { file: name.to_owned(), line, field, value: quoted, message }
 }
 
 fn check_extensions<T>(

@@ -89,10 +89,7 @@ pub fn read_postcode_dir(dir: &Path, errors: &mut DataErrors) -> Vec<PostcodeRow
         .collect();
     paths.sort();
     if paths.is_empty() {
-        errors.push(DataError::file(
-            super::files::POSTCODES,
-            "holds no .csv file (at least one is required)",
-        ));
+        errors.push(DataError::file(super::files::POSTCODES, "holds no .csv file (at least one is required)"));
     }
     let mut rows = Vec::new();
     for path in paths {
@@ -108,11 +105,7 @@ pub fn read_postcode_dir(dir: &Path, errors: &mut DataErrors) -> Vec<PostcodeRow
 
 /// Reads one NRS extract, with or without header, keeping live postcodes.
 pub fn read_postcode_file(path: &Path, name: &str, errors: &mut DataErrors) -> Vec<PostcodeRow> {
-    let mut reader = match csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_path(path)
-    {
+    let mut reader = match csv::ReaderBuilder::new().has_headers(false).flexible(true).from_path(path) {
         Ok(reader) => reader,
         Err(err) => {
             errors.push(DataError::file(name, format!("cannot be read: {err}")));
@@ -126,10 +119,7 @@ pub fn read_postcode_file(path: &Path, name: &str, errors: &mut DataErrors) -> V
             Ok(record) => record,
             Err(err) => {
                 let line = err.position().map(|p| p.line() as usize);
-                errors.push(DataError {
-                    line,
-                    ..DataError::file(name, format!("not valid CSV: {err}"))
-                });
+                errors.push(DataError { line, ..DataError::file(name, format!("not valid CSV: {err}")) });
                 continue;
             }
         };
@@ -137,11 +127,7 @@ pub fn read_postcode_file(path: &Path, name: &str, errors: &mut DataErrors) -> V
         let columns = match columns {
             Some(columns) => columns,
             None => {
-                let found = if is_header(&record) {
-                    header_columns(&record)
-                } else {
-                    guess_layout(&record)
-                };
+                let found = if is_header(&record) { header_columns(&record) } else { guess_layout(&record) };
                 match found {
                     Ok(found) => {
                         columns = Some(found);
@@ -151,10 +137,7 @@ pub fn read_postcode_file(path: &Path, name: &str, errors: &mut DataErrors) -> V
                         found
                     }
                     Err(message) => {
-                        errors.push(DataError {
-                            line: Some(line),
-                            ..DataError::file(name, message)
-                        });
+                        errors.push(DataError { line: Some(line), ..DataError::file(name, message) });
                         return rows;
                     }
                 }
@@ -204,10 +187,7 @@ fn header_columns(record: &csv::StringRecord) -> Result<Columns, String> {
 
 fn guess_layout(record: &csv::StringRecord) -> Result<Columns, String> {
     let coordinate = |ix: usize, limit: f64| {
-        record
-            .get(ix)
-            .and_then(|f| f.trim().parse::<f64>().ok())
-            .is_some_and(|v| v.is_finite() && v.abs() <= limit)
+        record.get(ix).and_then(|f| f.trim().parse::<f64>().ok()).is_some_and(|v| v.is_finite() && v.abs() <= limit)
     };
     for layout in [SMALL_USER, LARGE_USER] {
         if coordinate(layout.latitude, 90.0) && coordinate(layout.longitude, 180.0) {
@@ -240,13 +220,7 @@ fn parse_row(
     let field = |ix: usize, what: &str, errors: &mut DataErrors| match record.get(ix) {
         Some(value) => Some(value.trim().to_owned()),
         None => {
-            errors.push(DataError::at(
-                name,
-                Some(line),
-                what,
-                "",
-                format!("row has no column {}", ix + 1),
-            ));
+            errors.push(DataError::at(name, Some(line), what, "", format!("row has no column {}", ix + 1)));
             None
         }
     };
@@ -296,11 +270,7 @@ fn parse_row(
 /// Reads `area_code_aliases.csv`: `from_code,to_code` lines, an optional header.
 pub fn read_aliases(path: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
     let name = super::files::ALIASES;
-    let mut reader = match csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_path(path)
-    {
+    let mut reader = match csv::ReaderBuilder::new().has_headers(false).flexible(true).from_path(path) {
         Ok(reader) => reader,
         Err(err) => {
             errors.push(DataError::file(name, format!("cannot be read: {err}")));
@@ -313,10 +283,7 @@ pub fn read_aliases(path: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
             Ok(record) => record,
             Err(err) => {
                 let line = err.position().map(|p| p.line() as usize);
-                errors.push(DataError {
-                    line,
-                    ..DataError::file(name, format!("not valid CSV: {err}"))
-                });
+                errors.push(DataError { line, ..DataError::file(name, format!("not valid CSV: {err}")) });
                 continue;
             }
         };
@@ -325,11 +292,9 @@ pub fn read_aliases(path: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
         match fields.as_slice() {
             ["from_code", "to_code"] if line == 1 => {}
             [""] => {}
-            [from, to] if !from.is_empty() && !to.is_empty() => rows.push(AliasRow {
-                line,
-                from: (*from).to_owned(),
-                to: (*to).to_owned(),
-            }),
+            [from, to] if !from.is_empty() && !to.is_empty() => {
+                rows.push(AliasRow { line, from: (*from).to_owned(), to: (*to).to_owned() })
+            }
             _ => errors.push(DataError::at(
                 name,
                 Some(line),
@@ -370,11 +335,8 @@ mod tests {
 
     #[test]
     fn small_layout_keeps_live_rows_only() {
-        let text = [
-            small_row("\"g13 3ae\"", "", "55.88"),
-            small_row("G2 8AE", "25/1/2017 00:00:00", "55.8"),
-        ]
-        .join("\n");
+        let text =
+            [small_row("\"g13 3ae\"", "", "55.88"), small_row("G2 8AE", "25/1/2017 00:00:00", "55.8")].join("\n");
         let (rows, errors) = read(&text);
         assert!(errors.is_empty(), "{errors}");
         assert_eq!(rows.len(), 1);
@@ -389,9 +351,6 @@ mod tests {
         let (_, errors) = read(&text);
         assert_eq!(errors.errors.len(), 1);
         let e = &errors.errors[0];
-        assert_eq!(
-            (e.line, e.field.as_deref(), e.value.as_deref()),
-            (Some(2), Some("Latitude"), Some("north"))
-        );
+        assert_eq!((e.line, e.field.as_deref(), e.value.as_deref()), (Some(2), Some("Latitude"), Some("north")));
     }
 }

@@ -87,10 +87,7 @@ impl CategoryTree {
 
     /// The node with this slug.
     pub fn by_slug(&self, slug: &str) -> Option<CategoryIx> {
-        self.nodes
-            .iter()
-            .position(|n| n.slug == slug)
-            .map(|ix| ix as CategoryIx)
+        self.nodes.iter().position(|n| n.slug == slug).map(|ix| ix as CategoryIx)
     }
 
     /// `ix` and every node below it.
@@ -109,25 +106,13 @@ mod tests {
     use super::*;
 
     fn node(id: Option<u32>, slug: &str, children: Vec<CategoryInput>) -> CategoryInput {
-        CategoryInput {
-            id,
-            name: slug.to_uppercase(),
-            slug: slug.into(),
-            children,
-        }
+        CategoryInput { id, name: slug.to_uppercase(), slug: slug.into(), children }
     }
 
     #[test]
     fn ids_are_assigned_depth_first_skipping_given_ones() {
         let tree = CategoryTree::build(&[
-            node(
-                None,
-                "a",
-                vec![
-                    node(Some(2), "a1", vec![node(None, "a1x", vec![])]),
-                    node(None, "a2", vec![]),
-                ],
-            ),
+            node(None, "a", vec![node(Some(2), "a1", vec![node(None, "a1x", vec![])]), node(None, "a2", vec![])]),
             node(None, "b", vec![]),
         ]);
         let ids: Vec<(&str, u32)> = tree.nodes.iter().map(|n| (n.slug.as_str(), n.id)).collect();
@@ -139,24 +124,14 @@ mod tests {
     #[test]
     fn subtree_and_ancestry() {
         let tree = CategoryTree::build(&[
-            node(
-                None,
-                "a",
-                vec![
-                    node(None, "a1", vec![node(None, "a1x", vec![])]),
-                    node(None, "a2", vec![]),
-                ],
-            ),
+            node(None, "a", vec![node(None, "a1", vec![node(None, "a1x", vec![])]), node(None, "a2", vec![])]),
             node(None, "b", vec![]),
         ]);
         let a = tree.by_slug("a").unwrap();
         let slugs: Vec<&str> = tree.subtree(a).map(|i| tree.nodes[i as usize].slug.as_str()).collect();
         assert_eq!(slugs, ["a", "a1", "a1x", "a2"]);
         let leaf = tree.by_slug("a1x").unwrap();
-        let up: Vec<&str> = tree
-            .ancestry(leaf)
-            .map(|i| tree.nodes[i as usize].slug.as_str())
-            .collect();
+        let up: Vec<&str> = tree.ancestry(leaf).map(|i| tree.nodes[i as usize].slug.as_str()).collect();
         assert_eq!(up, ["a1x", "a1", "a"]);
         assert_eq!(tree.roots, [0, 4]);
     }

@@ -48,10 +48,7 @@ impl PostcodeDirectory {
     /// Looks up a postcode in any spelling (see [`normalise_postcode`]).
     pub fn find(&self, raw: &str) -> Option<&Postcode> {
         let code = normalise_postcode(raw)?;
-        self.postcodes
-            .binary_search_by(|p| p.code.as_str().cmp(&code))
-            .ok()
-            .map(|ix| &self.postcodes[ix])
+        self.postcodes.binary_search_by(|p| p.code.as_str().cmp(&code)).ok().map(|ix| &self.postcodes[ix])
     }
 }
 
@@ -59,11 +56,8 @@ impl PostcodeDirectory {
 /// last three characters. Returns `None` when fewer than 5 or more than 7 alphanumeric
 /// characters remain, or when anything else is left.
 pub fn normalise_postcode(raw: &str) -> Option<String> {
-    let compact: String = raw
-        .chars()
-        .filter(|c| !c.is_whitespace() && *c != '+')
-        .map(|c| c.to_ascii_uppercase())
-        .collect();
+    let compact: String =
+        raw.chars().filter(|c| !c.is_whitespace() && *c != '+').map(|c| c.to_ascii_uppercase()).collect();
     if !(5..=7).contains(&compact.len()) || !compact.chars().all(|c| c.is_ascii_alphanumeric()) {
         return None;
     }
@@ -88,14 +82,8 @@ mod tests {
 
     #[test]
     fn distance_glasgow_edinburgh() {
-        let glasgow = Point {
-            lat: 55.8609,
-            lon: -4.2514,
-        };
-        let edinburgh = Point {
-            lat: 55.9533,
-            lon: -3.1883,
-        };
+        let glasgow = Point { lat: 55.8609, lon: -4.2514 };
+        let edinburgh = Point { lat: 55.9533, lon: -3.1883 };
         let d = glasgow.distance_m(edinburgh);
         assert!((66_000.0..68_000.0).contains(&d), "{d}");
         assert_eq!(glasgow.distance_m(glasgow), 0.0);

@@ -136,18 +136,12 @@ impl Location {
     /// Name, street address, locality, postal code and state: the non-empty ones, joined
     /// by `", "` (input-format.md; derived, never read).
     pub fn formatted_address(&self) -> String {
-        [
-            &self.name,
-            &self.street_address,
-            &self.locality,
-            &self.postal_code,
-            &self.state,
-        ]
-        .iter()
-        .filter(|part| !part.is_empty())
-        .map(|part| part.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+        [&self.name, &self.street_address, &self.locality, &self.postal_code, &self.state]
+            .iter()
+            .filter(|part| !part.is_empty())
+            .map(|part| part.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -228,9 +222,6 @@ impl Directory {
 
     /// Finds a service by its id.
     pub fn service_by_id(&self, id: &Uuid) -> Option<&Service> {
-        self.services
-            .binary_search_by(|s| s.id.cmp(id))
-            .ok()
-            .map(|ix| &self.services[ix])
+        self.services.binary_search_by(|s| s.id.cmp(id)).ok().map(|ix| &self.services[ix])
     }
 }

@@ -49,13 +49,12 @@ pub fn generate_slug(name: &str, id: &Uuid, fallback: &str) -> String {
     format!("{base}-{suffix}")
 }
 
-/// A number of up to 8 digits from every byte of the id (FNV-1a), so that ids sharing a
-/// prefix (time-ordered UUIDs, hand-made ones) still get different numbers.
+/// A 64-bit number from every byte of the id (FNV-1a), so that ids sharing a prefix
+/// (time-ordered UUIDs, hand-made ones) still get different numbers. All 64 bits are kept:
+/// a million services sharing a handful of names must not meet on a number (with 8 digits,
+/// a 100,000-service sample already did).
 fn id_number(id: &Uuid) -> u64 {
-    let hash = id.as_bytes().iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    hash % 100_000_000
+    id.as_bytes().iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
 #[cfg(test)]
@@ -67,16 +66,10 @@ mod tests {
 
     #[test]
     fn generated_from_name_and_id() {
-        assert_eq!(
-            generate_slug("Aberdeen Foodbank", &ID, "service"),
-            "aberdeen-foodbank-66824416"
-        );
-        assert_eq!(
-            generate_slug("Café Còmhla & Friends!", &ID, "service"),
-            "cafe-comhla-friends-66824416"
-        );
-        assert_eq!(generate_slug("  --  ", &ID, "service"), "service-66824416");
-        assert_eq!(generate_slug("日本", &ID, "x"), "ri-ben-66824416");
+        assert_eq!(generate_slug("Aberdeen Foodbank", &ID, "service"), "aberdeen-foodbank-8920910267566824416");
+        assert_eq!(generate_slug("Café Còmhla & Friends!", &ID, "service"), "cafe-comhla-friends-8920910267566824416");
+        assert_eq!(generate_slug("  --  ", &ID, "service"), "service-8920910267566824416");
+        assert_eq!(generate_slug("日本", &ID, "x"), "ri-ben-8920910267566824416");
     }
 
     #[test]

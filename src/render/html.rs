@@ -67,10 +67,8 @@ fn reason(status: u16) -> &'static str {
 /// Renders the HTML view of one response.
 pub fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
     let link = |key: &str| view.body.get(key).and_then(|v| v.as_str()).map(str::to_owned);
-    let template = environment().get_template(PAGE).map_err(|source| HtmlError::Template {
-        name: PAGE.to_owned(),
-        source,
-    })?;
+    let template =
+        environment().get_template(PAGE).map_err(|source| HtmlError::Template { name: PAGE.to_owned(), source })?;
     template
         .render(context! {
             title => &view.title,
@@ -83,10 +81,7 @@ pub fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
             previous => link("previous"),
             next => link("next"),
         })
-        .map_err(|source| HtmlError::Template {
-            name: PAGE.to_owned(),
-            source,
-        })
+        .map_err(|source| HtmlError::Template { name: PAGE.to_owned(), source })
 }
 
 /// The body as nested lists: objects as definition lists, arrays as ordered lists,

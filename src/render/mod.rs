@@ -113,13 +113,8 @@ impl RenderContext<'_> {
 
     /// Every job of a full build, in a fixed order.
     pub fn jobs(&self) -> Vec<Job> {
-        let mut jobs = vec![
-            Job::CategoriesV4,
-            Job::ServiceAreasV4,
-            Job::CategoriesV3,
-            Job::ServiceAreasV3,
-            Job::NotFound,
-        ];
+        let mut jobs =
+            vec![Job::CategoriesV4, Job::ServiceAreasV4, Job::CategoriesV3, Job::ServiceAreasV3, Job::NotFound];
         jobs.extend((1..=self.import_pages()).map(Job::ImportPage));
         jobs.extend((0..self.dir.organisations.len() as OrgIx).map(Job::Organisation));
         jobs.extend((0..self.dir.services.len() as ServiceIx).map(Job::Service));
@@ -134,61 +129,38 @@ impl RenderContext<'_> {
             Job::Service(ix) => {
                 let service = &dir.services[ix as usize];
                 let view = ServiceView::new(dir, publication, service, ServiceContext::Single);
-                let body = Envelope {
-                    meta: publication.meta_full(),
-                    data: view,
-                };
+                let body = Envelope { meta: publication.meta_full(), data: view };
                 let keys = [service.id.to_string(), service.slug.clone()];
                 endpoint_under_keys(&keys, paths::service, &service.name, &body)
             }
             Job::Organisation(ix) => {
                 let org = &dir.organisations[ix as usize];
-                let body = Envelope {
-                    meta: publication.meta_full(),
-                    data: OrganisationView::new(dir, publication, org),
-                };
+                let body =
+                    Envelope { meta: publication.meta_full(), data: OrganisationView::new(dir, publication, org) };
                 let keys = [org.id.to_string(), org.slug.clone()];
                 endpoint_under_keys(&keys, paths::organisation, &org.name, &body)
             }
             Job::ImportPage(n) => {
                 let body = self.import_page(n);
                 let title = format!("Import of all services, page {n}");
-                let mut files = endpoint(
-                    &paths::import_page(n),
-                    &format!("/api/v4/import/?format=json&page={n}"),
-                    &title,
-                    &body,
-                )?;
+                let mut files =
+                    endpoint(&paths::import_page(n), &format!("/api/v4/import/?format=json&page={n}"), &title, &body)?;
                 if n == 1 {
                     files.extend(endpoint(paths::IMPORT, "/api/v4/import/", &title, &body)?);
                 }
                 Ok(files)
             }
             Job::CategoriesV4 => {
-                let body = Envelope {
-                    meta: publication.meta_none(),
-                    data: v4::category_tree(dir),
-                };
+                let body = Envelope { meta: publication.meta_none(), data: v4::category_tree(dir) };
                 endpoint(paths::CATEGORIES_V4, "/api/v4/categories/", "Categories", &body)
             }
             Job::ServiceAreasV4 => {
-                let body = Envelope {
-                    meta: publication.meta_areas(),
-                    data: v4::service_areas(dir),
-                };
-                endpoint(
-                    paths::SERVICE_AREAS_V4,
-                    "/api/v4/service-areas/",
-                    "Service areas",
-                    &body,
-                )
+                let body = Envelope { meta: publication.meta_areas(), data: v4::service_areas(dir) };
+                endpoint(paths::SERVICE_AREAS_V4, "/api/v4/service-areas/", "Service areas", &body)
             }
-            Job::CategoriesV3 => endpoint(
-                paths::CATEGORIES_V3,
-                "/api/v3/categories/",
-                "Categories (v3)",
-                &v3::categories(dir),
-            ),
+            Job::CategoriesV3 => {
+                endpoint(paths::CATEGORIES_V3, "/api/v3/categories/", "Categories (v3)", &v3::categories(dir))
+            }
             Job::ServiceAreasV3 => endpoint(
                 paths::SERVICE_AREAS_V3,
                 "/api/v3/service-areas/",
@@ -200,14 +172,8 @@ impl RenderContext<'_> {
                 let json = json_bytes(paths::ERRORS, &body)?;
                 let html = html_bytes(paths::ERRORS, "Not found", "/", 404, &body)?;
                 Ok(vec![
-                    OutputFile {
-                        path: format!("{}/404.json", paths::ERRORS),
-                        bytes: json,
-                    },
-                    OutputFile {
-                        path: format!("{}/404.html", paths::ERRORS),
-                        bytes: html,
-                    },
+                    OutputFile { path: format!("{}/404.json", paths::ERRORS), bytes: json },
+                    OutputFile { path: format!("{}/404.html", paths::ERRORS), bytes: html },
                 ])
             }
         }
@@ -247,10 +213,7 @@ pub fn json_headers() -> Vec<(String, String)> {
 }
 
 fn json_bytes<T: Serialize>(path: &str, body: &T) -> Result<Vec<u8>, RenderError> {
-    serde_json::to_vec(body).map_err(|source| RenderError::Json {
-        path: path.to_owned(),
-        source,
-    })
+    serde_json::to_vec(body).map_err(|source| RenderError::Json { path: path.to_owned(), source })
 }
 
 fn html_bytes(
@@ -269,29 +232,15 @@ fn html_bytes(
         body,
         json_url: format!("{base}?format=json"),
     };
-    render_html(&view)
-        .map(String::into_bytes)
-        .map_err(|source| RenderError::Html {
-            path: path.to_owned(),
-            source,
-        })
+    render_html(&view).map(String::into_bytes).map_err(|source| RenderError::Html { path: path.to_owned(), source })
 }
 
 /// `index.json` and `index.html` of one endpoint folder.
 fn endpoint<T: Serialize>(folder: &str, request: &str, title: &str, body: &T) -> Result<Vec<OutputFile>, RenderError> {
-    let value = serde_json::to_value(body).map_err(|source| RenderError::Json {
-        path: folder.to_owned(),
-        source,
-    })?;
+    let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder.to_owned(), source })?;
     Ok(vec![
-        OutputFile {
-            path: format!("{folder}/index.json"),
-            bytes: json_bytes(folder, &value)?,
-        },
-        OutputFile {
-            path: format!("{folder}/index.html"),
-            bytes: html_bytes(folder, title, request, 200, &value)?,
-        },
+        OutputFile { path: format!("{folder}/index.json"), bytes: json_bytes(folder, &value)? },
+        OutputFile { path: format!("{folder}/index.html"), bytes: html_bytes(folder, title, request, 200, &value)? },
     ])
 }
 
@@ -304,22 +253,13 @@ fn endpoint_under_keys<T: Serialize>(
     body: &T,
 ) -> Result<Vec<OutputFile>, RenderError> {
     let mut files = Vec::with_capacity(keys.len() * 2);
-    let value = serde_json::to_value(body).map_err(|source| RenderError::Json {
-        path: folder_of(&keys[0]),
-        source,
-    })?;
+    let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder_of(&keys[0]), source })?;
     let json = json_bytes(&folder_of(&keys[0]), &value)?;
     for key in keys {
         let folder = folder_of(key);
-        files.push(OutputFile {
-            path: format!("{folder}/index.json"),
-            bytes: json.clone(),
-        });
+        files.push(OutputFile { path: format!("{folder}/index.json"), bytes: json.clone() });
         let html = html_bytes(&folder, title, &format!("/{folder}/"), 200, &value)?;
-        files.push(OutputFile {
-            path: format!("{folder}/index.html"),
-            bytes: html,
-        });
+        files.push(OutputFile { path: format!("{folder}/index.html"), bytes: html });
     }
     Ok(files)
 }

@@ -127,10 +127,7 @@ pub fn generate(cfg: &SampleConfig) -> Result<SampleSummary, SampleError> {
     let areas = Areas::parse()?;
 
     let postcode_dir = cfg.out.join("postcodes");
-    fs::create_dir_all(&postcode_dir).map_err(|source| SampleError::Io {
-        path: postcode_dir.clone(),
-        source,
-    })?;
+    fs::create_dir_all(&postcode_dir).map_err(|source| SampleError::Io { path: postcode_dir.clone(), source })?;
     write_file(&cfg.out.join("categories.json"), CATEGORIES_JSON)?;
     write_file(&cfg.out.join("service_areas.json"), SERVICE_AREAS_JSON)?;
 
@@ -146,10 +143,7 @@ pub fn generate(cfg: &SampleConfig) -> Result<SampleSummary, SampleError> {
         locations: JsonLines::create(cfg.out.join(LOCATIONS_FILE))?,
         services: JsonLines::create(cfg.out.join(SERVICES_FILE))?,
     };
-    let mut summary = SampleSummary {
-        postcodes: postcodes.all.len(),
-        ..SampleSummary::default()
-    };
+    let mut summary = SampleSummary { postcodes: postcodes.all.len(), ..SampleSummary::default() };
     let mut remaining = cfg.services;
     let mut index: u64 = 0;
     while remaining > 0 {
@@ -168,10 +162,7 @@ pub fn generate(cfg: &SampleConfig) -> Result<SampleSummary, SampleError> {
 }
 
 fn write_file(path: &Path, contents: &str) -> Result<(), SampleError> {
-    fs::write(path, contents).map_err(|source| SampleError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    fs::write(path, contents).map_err(|source| SampleError::Io { path: path.to_path_buf(), source })
 }
 
 /// One `.jsonl` file being written, one record per line.
@@ -182,32 +173,18 @@ struct JsonLines {
 
 impl JsonLines {
     fn create(path: PathBuf) -> Result<Self, SampleError> {
-        let file = File::create(&path).map_err(|source| SampleError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        Ok(Self {
-            path,
-            w: BufWriter::with_capacity(1 << 16, file),
-        })
+        let file = File::create(&path).map_err(|source| SampleError::Io { path: path.clone(), source })?;
+        Ok(Self { path, w: BufWriter::with_capacity(1 << 16, file) })
     }
 
     fn write<T: Serialize>(&mut self, record: &T) -> Result<(), SampleError> {
-        serde_json::to_writer(&mut self.w, record).map_err(|source| SampleError::Json {
-            path: self.path.clone(),
-            source,
-        })?;
-        self.w.write_all(b"\n").map_err(|source| SampleError::Io {
-            path: self.path.clone(),
-            source,
-        })
+        serde_json::to_writer(&mut self.w, record)
+            .map_err(|source| SampleError::Json { path: self.path.clone(), source })?;
+        self.w.write_all(b"\n").map_err(|source| SampleError::Io { path: self.path.clone(), source })
     }
 
     fn finish(mut self) -> Result<(), SampleError> {
-        self.w.flush().map_err(|source| SampleError::Io {
-            path: self.path,
-            source,
-        })
+        self.w.flush().map_err(|source| SampleError::Io { path: self.path, source })
     }
 }
 
@@ -246,29 +223,15 @@ struct Categories {
 
 impl Categories {
     fn parse() -> Result<Self, SampleError> {
-        let tree: Vec<CategoryRecord> = serde_json::from_str(CATEGORIES_JSON).map_err(|e| SampleError::Embedded {
-            file: "categories.json",
-            message: e.to_string(),
-        })?;
-        let mut cats = Categories {
-            all: Vec::new(),
-            tops: Vec::new(),
-            subtree: Vec::new(),
-            by_slug: HashMap::new(),
-        };
+        let tree: Vec<CategoryRecord> = serde_json::from_str(CATEGORIES_JSON)
+            .map_err(|e| SampleError::Embedded { file: "categories.json", message: e.to_string() })?;
+        let mut cats = Categories { all: Vec::new(), tops: Vec::new(), subtree: Vec::new(), by_slug: HashMap::new() };
         for (t, root) in tree.iter().enumerate() {
-            cats.tops.push(Top {
-                node: cats.all.len(),
-                second: Vec::new(),
-                deeper: Vec::new(),
-            });
+            cats.tops.push(Top { node: cats.all.len(), second: Vec::new(), deeper: Vec::new() });
             cats.add(root, t, 0, None);
         }
         if cats.tops.is_empty() {
-            return Err(SampleError::Embedded {
-                file: "categories.json",
-                message: "no categories".to_owned(),
-            });
+            return Err(SampleError::Embedded { file: "categories.json", message: "no categories".to_owned() });
         }
         Ok(cats)
     }
@@ -276,12 +239,7 @@ impl Categories {
     fn add(&mut self, node: &CategoryRecord, top: usize, depth: usize, branch: Option<usize>) {
         let index = self.all.len();
         let branch = branch.unwrap_or(index);
-        self.all.push(Category {
-            slug: node.slug.clone(),
-            name: node.name.clone(),
-            top,
-            branch,
-        });
+        self.all.push(Category { slug: node.slug.clone(), name: node.name.clone(), top, branch });
         self.subtree.push(Vec::new());
         self.by_slug.insert(node.slug.clone(), index);
         match depth {
@@ -330,11 +288,8 @@ impl Categories {
         if rng.gen_bool(0.3) {
             // Mostly a neighbour of the first in the tree, else anything under its top.
             let branch = &self.subtree[self.all[primary].branch];
-            let other = if branch.len() > 1 && rng.gen_bool(0.6) {
-                branch[rng.gen_range(0..branch.len())]
-            } else {
-                below(rng)
-            };
+            let other =
+                if branch.len() > 1 && rng.gen_bool(0.6) { branch[rng.gen_range(0..branch.len())] } else { below(rng) };
             chosen.push(other);
         }
         if rng.gen_bool(0.08) {
@@ -357,11 +312,8 @@ struct Areas {
 
 impl Areas {
     fn parse() -> Result<Self, SampleError> {
-        let list: Vec<ServiceAreaRecord> =
-            serde_json::from_str(SERVICE_AREAS_JSON).map_err(|e| SampleError::Embedded {
-                file: "service_areas.json",
-                message: e.to_string(),
-            })?;
+        let list: Vec<ServiceAreaRecord> = serde_json::from_str(SERVICE_AREAS_JSON)
+            .map_err(|e| SampleError::Embedded { file: "service_areas.json", message: e.to_string() })?;
         let known: HashSet<&str> = list.iter().map(|a| a.code.as_str()).collect();
         let mut by_town = Vec::with_capacity(TOWNS.len());
         for town in TOWNS {
@@ -421,9 +373,7 @@ impl Coverage {
             0..=54 => Coverage::Local,
             55..=69 => Coverage::LocalAndCouncil,
             70..=84 => Coverage::Areas,
-            85..=89 => Coverage::National {
-                located: rng.gen_bool(0.5),
-            },
+            85..=89 => Coverage::National { located: rng.gen_bool(0.5) },
             90..=94 => Coverage::Nowhere,
             _ => Coverage::SeveralTowns,
         }
@@ -473,19 +423,9 @@ impl<'a> Context<'a> {
         let town_choice = TownChoice::new();
         let board_towns = TOWNS
             .iter()
-            .map(|t| {
-                (0..TOWNS.len())
-                    .filter(|&o| TOWNS[o].health_board == t.health_board)
-                    .collect()
-            })
+            .map(|t| (0..TOWNS.len()).filter(|&o| TOWNS[o].health_board == t.health_board).collect())
             .collect();
-        Context {
-            categories,
-            areas,
-            postcodes,
-            town_choice,
-            board_towns,
-        }
+        Context { categories, areas, postcodes, town_choice, board_towns }
     }
 
     /// Writes organisation number `index`, its locations and its `count` services.
@@ -616,11 +556,7 @@ impl<'a> Context<'a> {
             String::new()
         };
         let url = maybe(rng, 0.75, || format!("https://www.{domain}"));
-        let phone = if rng.gen_bool(0.7) {
-            text::phone(rng, town)
-        } else {
-            String::new()
-        };
+        let phone = if rng.gen_bool(0.7) { text::phone(rng, town) } else { String::new() };
         let email = if rng.gen_bool(0.6) {
             let local = text::pick(rng, &["info", "hello", "enquiries", "admin", "contact"]);
             format!("{local}@{domain}")
@@ -703,11 +639,7 @@ impl<'a> Context<'a> {
         let phone = if name.contains("Line") || name.contains("Helpline") || rng.gen_bool(0.08) {
             text::helpline(rng)
         } else if rng.gen_bool(0.75) {
-            if !owner.phone.is_empty() && rng.gen_bool(0.5) {
-                owner.phone.to_owned()
-            } else {
-                text::phone(rng, t)
-            }
+            if !owner.phone.is_empty() && rng.gen_bool(0.5) { owner.phone.to_owned() } else { text::phone(rng, t) }
         } else {
             String::new()
         };
@@ -732,10 +664,7 @@ impl<'a> Context<'a> {
             url,
             phone,
             email,
-            categories: categories
-                .iter()
-                .map(|&c| self.categories.all[c].slug.clone())
-                .collect(),
+            categories: categories.iter().map(|&c| self.categories.all[c].slug.clone()).collect(),
             service_areas,
             location_ids,
             published: !rng.gen_bool(0.02),
@@ -761,10 +690,8 @@ impl<'a> Context<'a> {
                 75..=94 => 1,
                 _ => 2,
             };
-            let same_town: Vec<&Placed> = locations
-                .iter()
-                .filter(|l| l.town == anchor.town && l.id != anchor.id)
-                .collect();
+            let same_town: Vec<&Placed> =
+                locations.iter().filter(|l| l.town == anchor.town && l.id != anchor.id).collect();
             ids.extend(same_town.choose_multiple(rng, more).map(|l| l.id));
             (ids, anchor.town)
         };
@@ -918,11 +845,7 @@ fn letters(mut key: u64) -> String {
 }
 
 fn maybe(rng: &mut ChaCha8Rng, probability: f64, value: impl FnOnce() -> String) -> String {
-    if rng.gen_bool(probability) {
-        value()
-    } else {
-        String::new()
-    }
+    if rng.gen_bool(probability) { value() } else { String::new() }
 }
 
 /// Six decimals: about 10 cm, what editors' map pickers store.

@@ -69,9 +69,7 @@ pub(crate) fn generate(rng: &mut ChaCha8Rng, target: usize) -> Postcodes {
     for (town_index, town) in TOWNS.iter().enumerate() {
         let share = target as f64 * f64::from(town.weight) / f64::from(total_weight);
         let capacity = town.districts.len() * 10 * INWARD_LETTERS.len() * INWARD_LETTERS.len();
-        let count = (share.round() as usize)
-            .max(MIN_PER_TOWN)
-            .min((capacity as f64 * MAX_FILL) as usize);
+        let count = (share.round() as usize).max(MIN_PER_TOWN).min((capacity as f64 * MAX_FILL) as usize);
         town_postcodes(rng, town_index, town, count, &mut all);
     }
     all.sort_by(|a, b| a.code.cmp(&b.code));
@@ -86,11 +84,8 @@ pub(crate) fn generate(rng: &mut ChaCha8Rng, target: usize) -> Postcodes {
 
 fn town_postcodes(rng: &mut ChaCha8Rng, town_index: usize, town: &Town, count: usize, out: &mut Vec<Postcode>) {
     // Each district gets its own centre, so a district's postcodes cluster together.
-    let centres: Vec<(f64, f64)> = town
-        .districts
-        .iter()
-        .map(|_| offset(rng, town.lat, town.lon, town.radius_km * 0.6))
-        .collect();
+    let centres: Vec<(f64, f64)> =
+        town.districts.iter().map(|_| offset(rng, town.lat, town.lon, town.radius_km * 0.6)).collect();
     let mut seen = HashSet::with_capacity(count);
     let mut made = 0;
     while made < count {
@@ -111,20 +106,9 @@ fn town_postcodes(rng: &mut ChaCha8Rng, town_index: usize, town: &Town, count: u
         };
         // The first few stay live so every town has somewhere to put locations.
         let deleted = (made >= 2 && rng.gen_bool(TERMINATED)).then(|| {
-            (
-                rng.gen_range(1..=28),
-                rng.gen_range(1..=12),
-                rng.gen_range((introduced.2 + 1).max(1980)..=2024),
-            )
+            (rng.gen_range(1..=28), rng.gen_range(1..=12), rng.gen_range((introduced.2 + 1).max(1980)..=2024))
         });
-        out.push(Postcode {
-            code,
-            town: town_index,
-            lat,
-            lon,
-            introduced,
-            deleted,
-        });
+        out.push(Postcode { code, town: town_index, lat, lon, introduced, deleted });
         made += 1;
     }
 }
@@ -147,10 +131,7 @@ pub(crate) fn offset(rng: &mut ChaCha8Rng, lat: f64, lon: f64, radius_km: f64) -
 
 /// Writes every postcode as a small-user row without header.
 pub(crate) fn write_csv(path: &Path, postcodes: &Postcodes) -> Result<(), SampleError> {
-    let csv_err = |source| SampleError::Csv {
-        path: path.to_path_buf(),
-        source,
-    };
+    let csv_err = |source| SampleError::Csv { path: path.to_path_buf(), source };
     // Text quoted, numbers bare: the mix the real NRS files show.
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
@@ -162,10 +143,7 @@ pub(crate) fn write_csv(path: &Path, postcodes: &Postcodes) -> Result<(), Sample
         fill_row(&mut row, i, p);
         w.write_record(&row).map_err(csv_err)?;
     }
-    w.flush().map_err(|source| SampleError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    w.flush().map_err(|source| SampleError::Io { path: path.to_path_buf(), source })
 }
 
 /// Fills `row` with the columns of one postcode. Only columns 1–5, 8, 9, 11, 16 and 19 carry

@@ -8,11 +8,7 @@ use std::path::Path;
 use super::*;
 
 fn run(dir: &Path, services: usize, seed: u64) -> SampleSummary {
-    let cfg = SampleConfig {
-        services,
-        seed,
-        out: dir.to_path_buf(),
-    };
+    let cfg = SampleConfig { services, seed, out: dir.to_path_buf() };
     match generate(&cfg) {
         Ok(summary) => summary,
         Err(e) => panic!("generate failed: {e}"),
@@ -82,17 +78,13 @@ fn reference_files_are_copied_verbatim() {
     let dir = tempfile::tempdir().expect("tempdir");
     run(dir.path(), 10, 1);
     assert_eq!(read(&dir.path().join("categories.json")), CATEGORIES_JSON.as_bytes());
-    assert_eq!(
-        read(&dir.path().join("service_areas.json")),
-        SERVICE_AREAS_JSON.as_bytes()
-    );
+    assert_eq!(read(&dir.path().join("service_areas.json")), SERVICE_AREAS_JSON.as_bytes());
 }
 
 fn is_valid_slug(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 120
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && !s.ends_with('-')
         && !s.contains("--")
@@ -105,8 +97,7 @@ fn is_normalised_postcode(s: &str) -> bool {
     };
     (2..=4).contains(&outward.len())
         && inward.len() == 3
-        && s.bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b' ')
+        && s.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b' ')
         && inward.as_bytes()[0].is_ascii_digit()
 }
 
@@ -138,10 +129,8 @@ fn dataset_is_valid_and_mixed() {
     let area_codes: HashSet<&str> = areas.iter().map(|a| a.code.as_str()).collect();
 
     // Postcodes: at least 56 columns, unique, normalised; live ones with their points.
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .from_path(d.join("postcodes/sample-smalluser.csv"))
-        .expect("csv");
+    let mut reader =
+        csv::ReaderBuilder::new().has_headers(false).from_path(d.join("postcodes/sample-smalluser.csv")).expect("csv");
     let mut live: HashMap<String, (f64, f64)> = HashMap::new();
     let mut all = HashSet::new();
     let mut terminated = 0;
@@ -198,9 +187,7 @@ fn dataset_is_valid_and_mixed() {
         assert!(ids.insert(l.id));
         assert!(org_ids.contains(&l.organisation_id));
         owner.insert(l.id, l.organisation_id);
-        let point = live
-            .get(&l.postal_code)
-            .unwrap_or_else(|| panic!("{} is not a live postcode", l.postal_code));
+        let point = live.get(&l.postal_code).unwrap_or_else(|| panic!("{} is not a live postcode", l.postal_code));
         let m = metres(*point, (l.latitude, l.longitude));
         assert!(m <= 300.0, "{} is {m} m from {}", l.id, l.postal_code);
         assert!(!l.street_address.is_empty() && !l.locality.is_empty());

@@ -97,11 +97,8 @@ const MISSIONS: &[&str] = &[
 ];
 
 /// Audiences of a health condition: `{C}` is its name, lower-cased.
-const CONDITION_AUDIENCES: &[&str] = &[
-    "people living with {C}",
-    "anyone affected by {C}",
-    "people with {C} and their families",
-];
+const CONDITION_AUDIENCES: &[&str] =
+    &["people living with {C}", "anyone affected by {C}", "people with {C} and their families"];
 
 /// Audiences of any service.
 const AUDIENCES: &[&str] = &[
@@ -166,15 +163,8 @@ const DAYS: &[&str] = &[
     "weekday",
 ];
 
-const HOURS: &[&str] = &[
-    "10am to 12pm",
-    "10am to 2pm",
-    "1pm to 3pm",
-    "2pm to 4pm",
-    "6pm to 8pm",
-    "9.30am to 4.30pm",
-    "7pm to 9pm",
-];
+const HOURS: &[&str] =
+    &["10am to 12pm", "10am to 2pm", "1pm to 3pm", "2pm to 4pm", "6pm to 8pm", "9.30am to 4.30pm", "7pm to 9pm"];
 
 /// Service names built from the category name (`{C}`) and the town (`{T}`), by top-level
 /// category: the conditions read naturally in them ("Dementia Support Group").
@@ -191,13 +181,7 @@ fn generic(top: &str) -> &'static [&'static str] {
             "{C} Café",
             "{C} Helpline",
         ],
-        "activity" => &[
-            "{T} {C} Group",
-            "{C} Sessions",
-            "{C} Club",
-            "{C} for Wellbeing",
-            "Community {C}",
-        ],
+        "activity" => &["{T} {C} Group", "{C} Sessions", "{C} Club", "{C} for Wellbeing", "Community {C}"],
         "education-employability" => &["{C} Classes", "{C} Drop-in", "{T} {C} Programme"],
         _ => &["{T} {C}", "{C} Service", "{C} Project"],
     }
@@ -297,11 +281,7 @@ fn themed(top: &str) -> (&'static [&'static str], &'static [&'static str]) {
                 "Hospital Transport",
                 "Volunteer Drivers",
             ],
-            &[
-                "door-to-door transport",
-                "lifts to appointments with volunteer drivers",
-                "wheelchair and scooter loans",
-            ],
+            &["door-to-door transport", "lifts to appointments with volunteer drivers", "wheelchair and scooter loans"],
         ),
         "rights-representation" => (
             &[
@@ -465,12 +445,8 @@ const STREETS: &[&str] = &[
     "Commercial Street",
 ];
 
-const ESTATES: &[&str] = &[
-    "Riverside Business Park",
-    "Southfield Industrial Estate",
-    "Enterprise Centre",
-    "Links Business Centre",
-];
+const ESTATES: &[&str] =
+    &["Riverside Business Park", "Southfield Industrial Estate", "Enterprise Centre", "Links Business Centre"];
 
 const LOCATION_DESCRIPTIONS: &[&str] = &[
     "Entrance at the rear of the building, level access.",
@@ -488,11 +464,7 @@ fn place(template: &str, town: &Town) -> String {
 /// An organisation name for a town, and the category slug its work centres on (`""`:
 /// none in particular).
 pub(crate) fn organisation_name(rng: &mut ChaCha8Rng, town: &Town) -> (String, &'static str) {
-    let pool = if town.name == "Stornoway" && rng.gen_bool(0.4) {
-        EILEAN_SIAR_NAMES
-    } else {
-        ORGANISATION_NAMES
-    };
+    let pool = if town.name == "Stornoway" && rng.gen_bool(0.4) { EILEAN_SIAR_NAMES } else { ORGANISATION_NAMES };
     let (template, theme) = pool[rng.gen_range(0..pool.len())];
     (place(template, town), theme)
 }
@@ -500,11 +472,7 @@ pub(crate) fn organisation_name(rng: &mut ChaCha8Rng, town: &Town) -> (String, &
 /// Every category slug an organisation template names (for tests).
 #[cfg(test)]
 pub(crate) fn theme_slugs() -> impl Iterator<Item = &'static str> {
-    ORGANISATION_NAMES
-        .iter()
-        .chain(EILEAN_SIAR_NAMES)
-        .map(|(_, theme)| *theme)
-        .filter(|t| !t.is_empty())
+    ORGANISATION_NAMES.iter().chain(EILEAN_SIAR_NAMES).map(|(_, theme)| *theme).filter(|t| !t.is_empty())
 }
 
 /// An organisation description of two to four sentences (`condition`: the category is a
@@ -592,20 +560,12 @@ pub(crate) fn street_address(rng: &mut ChaCha8Rng) -> String {
 
 /// A location name, or `""` for a plain address.
 pub(crate) fn location_name(rng: &mut ChaCha8Rng, town: &Town) -> String {
-    if rng.gen_bool(0.45) {
-        place(pick(rng, LOCATION_NAMES), town)
-    } else {
-        String::new()
-    }
+    if rng.gen_bool(0.45) { place(pick(rng, LOCATION_NAMES), town) } else { String::new() }
 }
 
 /// A short location description, or `""`.
 pub(crate) fn location_description(rng: &mut ChaCha8Rng) -> String {
-    if rng.gen_bool(0.15) {
-        pick(rng, LOCATION_DESCRIPTIONS).to_owned()
-    } else {
-        String::new()
-    }
+    if rng.gen_bool(0.15) { pick(rng, LOCATION_DESCRIPTIONS).to_owned() } else { String::new() }
 }
 
 /// A fictional telephone number in the drama range of the town's area, sometimes a mobile.
@@ -643,9 +603,7 @@ pub(crate) fn handle(name: &str) -> String {
         .filter(|w| !w.is_empty())
         .map(|w| {
             let mut cs = w.chars();
-            cs.next()
-                .map(|f| f.to_ascii_uppercase().to_string() + cs.as_str())
-                .unwrap_or_default()
+            cs.next().map(|f| f.to_ascii_uppercase().to_string() + cs.as_str()).unwrap_or_default()
         })
         .collect();
     out.truncate(15);
@@ -664,22 +622,11 @@ fn audience(rng: &mut ChaCha8Rng, category_name: &str, condition: bool) -> Strin
 /// Lower-cases a category name for use inside a sentence, keeping acronyms and the
 /// names of people that conditions are named after.
 pub(crate) fn lower(name: &str) -> String {
-    const KEEP: &[&str] = &[
-        "Parkinsons",
-        "Parkinson's",
-        "Huntingtons",
-        "Huntington's",
-        "Tourette",
-        "Alzheimer's",
-    ];
+    const KEEP: &[&str] = &["Parkinsons", "Parkinson's", "Huntingtons", "Huntington's", "Tourette", "Alzheimer's"];
     name.split(' ')
         .map(|w| {
             let uppers = w.chars().filter(char::is_ascii_uppercase).count();
-            if uppers > 1 || KEEP.contains(&w) {
-                w.to_owned()
-            } else {
-                w.to_lowercase()
-            }
+            if uppers > 1 || KEEP.contains(&w) { w.to_owned() } else { w.to_lowercase() }
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -12,7 +12,7 @@
 use crate::index::SearchIndex;
 use crate::index::spatial::{chord2, unit_vector, within_radius};
 use crate::index::text::field_weight_halves;
-use crate::model::{Service, ServiceIx};
+use crate::model::ServiceIx;
 use crate::search::params::{LocationType, PageNumber, SearchParams};
 
 /// A page past the end, page 0, or a page that is not a number (behaviour.md, Errors).
@@ -54,11 +54,16 @@ pub fn run(index: &SearchIndex, params: &SearchParams<'_>) -> Result<ResultPage,
     let PageNumber::Number(page) = params.page else {
         return Err(InvalidPage);
     };
-    let mut hits = matches(index, params);
+    cut_page(matches(index, params), page, params.page_size)
+}
+
+/// Orders just enough of `hits` to cut out page `page` of `size` (Search 7–8).
+pub fn cut_page(mut hits: Vec<Hit>, page: u64, size: usize) -> Result<ResultPage, InvalidPage> {
     let count = hits.len();
-    let size = params.page_size.max(1);
-    let start = usize::try_from(page - 1)
-        .ok()
+    let size = size.max(1);
+    let start = page
+        .checked_sub(1)
+        .and_then(|p| usize::try_from(p).ok())
         .and_then(|p| p.checked_mul(size))
         .ok_or(InvalidPage)?;
     // Page 1 always exists, even when empty (Django's allow_empty_first_page).
@@ -66,21 +71,14 @@ pub fn run(index: &SearchIndex, params: &SearchParams<'_>) -> Result<ResultPage,
         return Err(InvalidPage);
     }
     let end = start.saturating_add(size).min(count);
-    let order = compare;
     // Only the first `end` hits need ordering: select them, then sort just those.
     if end < hits.len() && end > 0 {
-        hits.select_nth_unstable_by(end - 1, order);
+        hits.select_nth_unstable_by(end - 1, compare);
     }
     hits.truncate(end);
-    hits.sort_unstable_by(order);
+    hits.sort_unstable_by(compare);
     let page_hits = hits.get(start..).map(<[Hit]>::to_vec).unwrap_or_default();
-    Ok(ResultPage {
-        count,
-        page,
-        hits: page_hits,
-        has_next: end < count,
-        has_previous: page > 1,
-    })
+    Ok(ResultPage { count, page, hits: page_hits, has_next: end < count, has_previous: page > 1 })
 }
 
 /// Search 7: nearest location first, services without location last; then relevance
@@ -123,7 +121,7 @@ pub fn matches(index: &SearchIndex, params: &SearchParams<'_>) -> Vec<Hit> {
         allowed
     });
 
-    let passes_filters = |ix: ServiceIx, service: &Service| {
+    let passes_filters = |ix: ServiceIx| {
         let location_ok = match params.location_type {
             None => true,
             Some(LocationType::National) => index.national[ix as usize],
@@ -132,31 +130,35 @@ pub fn matches(index: &SearchIndex, params: &SearchParams<'_>) -> Vec<Hit> {
         location_ok
             && allowed_categories
                 .as_ref()
-                .is_none_or(|allowed| service.categories.iter().any(|&c| allowed[c as usize]))
+                .is_none_or(|allowed| index.service_categories.get(ix as usize).iter().any(|&c| allowed[c as usize]))
     };
     let hit = |ix: ServiceIx, relevance_halves: u32| {
-        let distance_key = index
-            .service_points
-            .get(ix as usize)
-            .iter()
-            .map(|p| chord2(&centre, p))
-            .fold(f64::INFINITY, f64::min);
-        Hit {
-            service: ix,
-            distance_key,
-            relevance_halves,
-            name_rank: index.name_rank[ix as usize],
-        }
+        let distance_key =
+            index.service_points.get(ix as usize).iter().map(|p| chord2(&centre, p)).fold(f64::INFINITY, f64::min);
+        Hit { service: ix, distance_key, relevance_halves, name_rank: index.name_rank[ix as usize] }
     };
 
     let mut hits = Vec::new();
     if params.words.is_empty() {
-        let mut seen = vec![false; dir.services.len()];
+        let mut seen = Seen::new(dir.services.len());
         for &area in &postcode_areas {
-            for &ix in index.area_services.get(area as usize) {
-                if !std::mem::replace(&mut seen[ix as usize], true) && passes_filters(ix, &dir.services[ix as usize]) {
-                    hits.push(hit(ix, 0));
+            let entries = index.area_entries.get(area as usize);
+            let mut i = 0;
+            while i < entries.len() {
+                let ix = entries[i].service;
+                let end = i + entries[i..].iter().take_while(|e| e.service == ix).count();
+                if seen.first_time(ix) && passes_filters(ix) {
+                    // NaN points (no location) are ignored by `f64::min`.
+                    let distance_key =
+                        entries[i..end].iter().map(|e| chord2(&centre, &e.point)).fold(f64::INFINITY, f64::min);
+                    hits.push(Hit {
+                        service: ix,
+                        distance_key,
+                        relevance_halves: 0,
+                        name_rank: index.name_rank[ix as usize],
+                    });
                 }
+                i = end;
             }
         }
         for (loc, chord2) in index.spatial.near(point, radius) {
@@ -165,27 +167,28 @@ pub fn matches(index: &SearchIndex, params: &SearchParams<'_>) -> Vec<Hit> {
             }
             // Only area-less services are listed per location.
             for &ix in index.location_services.get(loc as usize) {
-                if !std::mem::replace(&mut seen[ix as usize], true) && passes_filters(ix, &dir.services[ix as usize]) {
+                if seen.first_time(ix) && passes_filters(ix) {
                     hits.push(hit(ix, 0));
                 }
             }
         }
     } else {
         for (ix, relevance) in text_matches(index, &params.words) {
-            let service = &dir.services[ix as usize];
-            if !passes_filters(ix, service) {
+            if !passes_filters(ix) {
                 continue;
             }
             // Search 3: an area among the postcode's, or no areas and a location in range.
-            let matches_postcode = if service.service_areas.is_empty() {
+            let areas = index.service_areas.get(ix as usize);
+            let matches_postcode = if areas.is_empty() {
                 let points = index.service_points.get(ix as usize);
-                service.locations.iter().zip(points).any(|(&loc, p)| {
+                points.iter().enumerate().any(|(n, p)| {
                     within_radius(chord2(&centre, p), radius, || {
-                        dir.locations[loc as usize].point.distance_m(point)
+                        let location = dir.services[ix as usize].locations[n];
+                        dir.locations[location as usize].point.distance_m(point)
                     })
                 })
             } else {
-                service.service_areas.iter().any(|&a| in_postcode[a as usize])
+                areas.iter().any(|&a| in_postcode[a as usize])
             };
             if matches_postcode {
                 hits.push(hit(ix, relevance));
@@ -195,16 +198,32 @@ pub fn matches(index: &SearchIndex, params: &SearchParams<'_>) -> Vec<Hit> {
     hits
 }
 
+/// A set of services as bits: a search touches thousands of candidates, and a bit per
+/// service keeps the whole set in cache.
+struct Seen(Vec<u64>);
+
+impl Seen {
+    fn new(services: usize) -> Seen {
+        Seen(vec![0; services.div_ceil(64)])
+    }
+
+    /// Adds `ix`; whether it was new.
+    #[inline]
+    fn first_time(&mut self, ix: ServiceIx) -> bool {
+        let (word, bit) = (ix as usize / 64, 1u64 << (ix % 64));
+        let new = self.0[word] & bit == 0;
+        self.0[word] |= bit;
+        new
+    }
+}
+
 /// Services in which every word matches, ascending, with their relevance in half points.
 fn text_matches(index: &SearchIndex, words: &[String]) -> Vec<(ServiceIx, u32)> {
     let mut acc: Vec<(ServiceIx, u32)> = Vec::new();
     for (n, word) in words.iter().enumerate() {
         let found = index.text.lookup(word);
         if n == 0 {
-            acc = found
-                .into_iter()
-                .map(|(ix, fields)| (ix, field_weight_halves(fields)))
-                .collect();
+            acc = found.into_iter().map(|(ix, fields)| (ix, field_weight_halves(fields))).collect();
         } else {
             // Intersect two ascending lists in place.
             let mut kept = 0;
@@ -226,4 +245,73 @@ fn text_matches(index: &SearchIndex, words: &[String]) -> Vec<(ServiceIx, u32)> 
         }
     }
     acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn hit(service: u32, distance_key: f64, relevance_halves: u32, name_rank: u32) -> Hit {
+        Hit { service, distance_key, relevance_halves, name_rank }
+    }
+
+    #[test]
+    fn order_is_distance_then_relevance_then_name_and_id() {
+        let mut hits = [
+            hit(0, f64::INFINITY, 9, 0),
+            hit(1, 0.5, 0, 3),
+            hit(2, 0.5, 2, 9),
+            hit(3, 0.1, 0, 5),
+            hit(4, 0.5, 2, 1),
+            hit(5, f64::INFINITY, 9, 7),
+            hit(6, f64::INFINITY, 1, 2),
+        ];
+        hits.sort_by(compare);
+        let order: Vec<u32> = hits.iter().map(|h| h.service).collect();
+        assert_eq!(order, [3, 4, 2, 1, 0, 5, 6]);
+    }
+
+    #[test]
+    fn pages() {
+        let hits: Vec<Hit> = (0..25).map(|i| hit(i, f64::from(i), 0, i)).collect();
+        let page = |n| cut_page(hits.clone(), n, 10);
+        assert_eq!(page(1).unwrap().hits.len(), 10);
+        let third = page(3).unwrap();
+        assert_eq!((third.count, third.hits.len(), third.has_next, third.has_previous), (25, 5, false, true));
+        assert_eq!(third.hits[0].service, 20);
+        assert_eq!(page(4), Err(InvalidPage));
+        assert_eq!(page(0), Err(InvalidPage));
+        assert_eq!(cut_page(vec![], 1, 10).unwrap().count, 0, "page 1 of nothing exists");
+        assert_eq!(cut_page(vec![], 2, 10), Err(InvalidPage));
+        assert_eq!(cut_page(hits.clone(), u64::MAX, 100), Err(InvalidPage));
+    }
+
+    proptest! {
+        #[test]
+        fn a_page_is_the_slice_of_the_full_order(
+            keys in proptest::collection::vec((0u8..6, 0u32..4), 0..60),
+            page in 1u64..8,
+            size in 1usize..12,
+        ) {
+            // Few distinct keys, so that ties are the rule; name ranks unique like (name, id).
+            let hits: Vec<Hit> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, &(d, r))| hit(i as u32, if d == 5 { f64::INFINITY } else { f64::from(d) }, r, (i as u32 * 7919) % 1000))
+                .collect();
+            let mut full = hits.clone();
+            full.sort_by(compare);
+            let start = (page as usize - 1) * size;
+            match cut_page(hits, page, size) {
+                Ok(p) => {
+                    let want: Vec<u32> = full.iter().skip(start).take(size).map(|h| h.service).collect();
+                    let got: Vec<u32> = p.hits.iter().map(|h| h.service).collect();
+                    prop_assert_eq!(got, want);
+                    prop_assert_eq!(p.has_next, start + size < full.len());
+                }
+                Err(InvalidPage) => prop_assert!(page > 1 && start >= full.len()),
+            }
+        }
+    }
 }

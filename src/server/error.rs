@@ -66,10 +66,7 @@ mod tests {
     fn bodies_as_clients_parse_them() {
         assert_eq!(ApiError::InvalidPage.body(), json!({"detail": "Invalid page."}));
         assert_eq!(ApiError::NotFound.body(), json!({"detail": "Not found."}));
-        assert_eq!(
-            ApiError::MethodNotAllowed(Method::POST).body(),
-            json!({"detail": "Method \"POST\" not allowed."})
-        );
+        assert_eq!(ApiError::MethodNotAllowed(Method::POST).body(), json!({"detail": "Method \"POST\" not allowed."}));
         assert_eq!(ApiError::Internal.status(), StatusCode::INTERNAL_SERVER_ERROR);
     }
 }

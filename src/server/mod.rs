@@ -105,9 +105,7 @@ pub fn app(state: Arc<AppState>) -> Router {
 /// request on stderr (method, path and query, status, microseconds).
 pub fn layered(router: Router) -> Router {
     router
-        .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| {
-            ApiError::Internal.into_response()
-        }))
+        .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| ApiError::Internal.into_response()))
         .layer(middleware::map_response(standard_headers))
         .layer(middleware::from_fn(access_log))
 }
@@ -158,9 +156,7 @@ pub async fn standard_headers(mut response: Response) -> Response {
     headers.insert(header::ALLOW, HeaderValue::from_static(ALLOW));
     headers.insert(header::VARY, HeaderValue::from_static("Accept"));
     headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    headers
-        .entry(header::CONTENT_TYPE)
-        .or_insert(HeaderValue::from_static(JSON));
+    headers.entry(header::CONTENT_TYPE).or_insert(HeaderValue::from_static(JSON));
     response
 }
 
@@ -168,17 +164,9 @@ pub async fn standard_headers(mut response: Response) -> Response {
 async fn access_log(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
-    let target = request
-        .uri()
-        .path_and_query()
-        .map(|pq| pq.as_str().to_owned())
-        .unwrap_or_else(|| "/".into());
+    let target = request.uri().path_and_query().map(|pq| pq.as_str().to_owned()).unwrap_or_else(|| "/".into());
     let response = next.run(request).await;
-    let line = format!(
-        "{method} {target} {} {}us\n",
-        response.status().as_u16(),
-        started.elapsed().as_micros()
-    );
+    let line = format!("{method} {target} {} {}us\n", response.status().as_u16(), started.elapsed().as_micros());
     // One write per line, so lines from concurrent requests never interleave.
     eprint!("{line}");
     response
@@ -186,11 +174,9 @@ async fn access_log(request: Request, next: Next) -> Response {
 
 fn endpoint(version: ApiVersion) -> MethodRouter<Arc<AppState>> {
     // `get` also answers HEAD: axum runs the GET handler and drops the body.
-    get(
-        move |State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap| async move {
-            search_response(&state, version, &uri, &headers)
-        },
-    )
+    get(move |State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap| async move {
+        search_response(&state, version, &uri, &headers)
+    })
     .options(|uri: Uri, headers: HeaderMap| async move { options(&uri, &headers) })
     .fallback(|method: Method, uri: Uri, headers: HeaderMap| async move {
         error_response(ApiError::MethodNotAllowed(method), &uri, &headers, "Method not allowed")
@@ -216,12 +202,7 @@ fn error_response(error: ApiError, uri: &Uri, headers: &HeaderMap, title: &str) 
     let query = RawQuery::parse(uri.query().unwrap_or(""));
     match negotiate::negotiate(&query, headers) {
         Ok(format) => {
-            let target = Target {
-                uri,
-                query: &query,
-                title,
-                size_hint: 256,
-            };
+            let target = Target { uri, query: &query, title, size_hint: 256 };
             respond(format, error.status(), &error.body(), &target)
         }
         Err(unknown_format) => unknown_format.into_response(),
@@ -246,12 +227,7 @@ fn search_response(state: &AppState, version: ApiVersion, uri: &Uri, headers: &H
         ApiVersion::V4 => ("Service search", V4_PATH),
         ApiVersion::V3 => ("Search (v3)", V3_PATH),
     };
-    let mut target = Target {
-        uri,
-        query: &query,
-        title,
-        size_hint: 256,
-    };
+    let mut target = Target { uri, query: &query, title, size_hint: 256 };
     let dir = state.index.directory();
     let page = search::params::parse(&query, dir, version)
         .map_err(ApiError::BadRequest)
@@ -294,15 +270,9 @@ fn search_response(state: &AppState, version: ApiVersion, uri: &Uri, headers: &H
 /// HTML pages); page 2's `previous` has no `page`.
 pub fn links(base_url: &str, path: &str, query: &RawQuery, page: &ResultPage) -> (Option<String>, Option<String>) {
     let url = |qs: String| {
-        if qs.is_empty() {
-            format!("{base_url}{path}")
-        } else {
-            format!("{base_url}{path}?{qs}")
-        }
+        if qs.is_empty() { format!("{base_url}{path}") } else { format!("{base_url}{path}?{qs}") }
     };
-    let next = page
-        .has_next
-        .then(|| url(query.encode_with("page", Some(("page", &(page.page + 1).to_string())))));
+    let next = page.has_next.then(|| url(query.encode_with("page", Some(("page", &(page.page + 1).to_string())))));
     let previous = page.has_previous.then(|| match page.page {
         2 => url(query.encode_with("page", None)),
         n => url(query.encode_with("page", Some(("page", &(n - 1).to_string())))),
@@ -326,12 +296,7 @@ fn respond<T: Serialize>(format: Format, status: StatusCode, body: &T, target: &
             let Ok(value) = serde_json::to_value(body) else {
                 return ApiError::Internal.into_response();
             };
-            let request = target
-                .uri
-                .path_and_query()
-                .map(|pq| pq.as_str())
-                .unwrap_or("/")
-                .to_owned();
+            let request = target.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/").to_owned();
             let qs = target.query.encode_with("format", Some(("format", "json")));
             let view = HtmlView {
                 title: target.title.to_owned(),

@@ -24,16 +24,8 @@ pub fn negotiate(query: &RawQuery, headers: &HeaderMap) -> Result<Format, ApiErr
         Some("json") => Ok(Format::Json),
         Some("api") => Ok(Format::Html),
         None | Some("") => {
-            let accept: Vec<&str> = headers
-                .get_all(header::ACCEPT)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .collect();
-            Ok(if prefers_html(&accept.join(",")) {
-                Format::Html
-            } else {
-                Format::Json
-            })
+            let accept: Vec<&str> = headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).collect();
+            Ok(if prefers_html(&accept.join(",")) { Format::Html } else { Format::Json })
         }
         Some(_) => Err(ApiError::NotFound),
     }
@@ -58,17 +50,10 @@ fn best_fit(ranges: &[(mime::Mime, usize)], type_: &str, subtype: &str) -> Optio
             ("*", "*") => 0,
             _ => continue,
         };
-        let q = range
-            .get_param("q")
-            .and_then(|q| q.as_str().parse::<f32>().ok())
-            .unwrap_or(1.0);
+        let q = range.get_param("q").and_then(|q| q.as_str().parse::<f32>().ok()).unwrap_or(1.0);
         let q = if q.is_finite() { q.clamp(0.0, 1.0) } else { 0.0 };
         if best.is_none_or(|b| specificity > b.specificity) {
-            best = Some(Fit {
-                q,
-                specificity,
-                position: *position,
-            });
+            best = Some(Fit { q, specificity, position: *position });
         }
     }
     best
@@ -126,15 +111,9 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(header::ACCEPT, "text/html".parse().unwrap());
         assert_eq!(negotiate(&RawQuery::parse("format=json"), &headers), Ok(Format::Json));
-        assert_eq!(
-            negotiate(&RawQuery::parse("format=api"), &HeaderMap::new()),
-            Ok(Format::Html)
-        );
+        assert_eq!(negotiate(&RawQuery::parse("format=api"), &HeaderMap::new()), Ok(Format::Html));
         assert_eq!(negotiate(&RawQuery::parse("format="), &headers), Ok(Format::Html));
-        assert_eq!(
-            negotiate(&RawQuery::parse("format=xml"), &headers),
-            Err(ApiError::NotFound)
-        );
+        assert_eq!(negotiate(&RawQuery::parse("format=xml"), &headers), Err(ApiError::NotFound));
         assert_eq!(negotiate(&RawQuery::parse(""), &HeaderMap::new()), Ok(Format::Json));
     }
 }

@@ -39,10 +39,7 @@ pub struct Publication {
 impl Publication {
     /// The default licence and attribution entries of behaviour.md.
     pub fn with_defaults(base_url: String, site_url: String) -> Publication {
-        let entry = |text: &str, url: &str| Attribution {
-            text: text.to_owned(),
-            url: url.to_owned(),
-        };
+        let entry = |text: &str, url: &str| Attribution { text: text.to_owned(), url: url.to_owned() };
         Publication {
             base_url,
             site_url,
@@ -60,36 +57,24 @@ impl Publication {
                     "Contains National Records of Scotland data licensed under the Open Government Licence v3.0",
                     "https://www.nrscotland.gov.uk/statistics-and-data/geography/nrs-postcode-extract",
                 ),
-                entry(
-                    "Contains contributions from ALISS users",
-                    "https://www.aliss.org/terms-and-conditions",
-                ),
+                entry("Contains contributions from ALISS users", "https://www.aliss.org/terms-and-conditions"),
             ],
         }
     }
 
     /// `meta` with every attribution entry (search, services, organisations, import).
     pub fn meta_full(&self) -> Meta<'_> {
-        Meta {
-            licence: &self.licence,
-            attribution: &self.attribution,
-        }
+        Meta { licence: &self.licence, attribution: &self.attribution }
     }
 
     /// `meta` of the service-areas list: the first two entries.
     pub fn meta_areas(&self) -> Meta<'_> {
-        Meta {
-            licence: &self.licence,
-            attribution: &self.attribution[..self.attribution.len().min(2)],
-        }
+        Meta { licence: &self.licence, attribution: &self.attribution[..self.attribution.len().min(2)] }
     }
 
     /// `meta` of the categories list: no attribution.
     pub fn meta_none(&self) -> Meta<'_> {
-        Meta {
-            licence: &self.licence,
-            attribution: &[],
-        }
+        Meta { licence: &self.licence, attribution: &[] }
     }
 
     /// `{site_url}/services/{key}/`.
@@ -136,11 +121,7 @@ pub struct AreaView<'a> {
 impl<'a> AreaView<'a> {
     /// Views an area with its type in the given form.
     pub fn new(area: &'a ServiceArea, form: AreaTypeForm) -> AreaView<'a> {
-        AreaView {
-            code: &area.code,
-            kind: kind_form(area.kind, form),
-            name: &area.name,
-        }
+        AreaView { code: &area.code, kind: kind_form(area.kind, form), name: &area.name }
     }
 }
 
@@ -213,10 +194,7 @@ pub(crate) fn category_refs<'a>(dir: &'a Directory, ixs: &[crate::model::Categor
     ixs.iter()
         .map(|&ix| {
             let node = &dir.categories.nodes[ix as usize];
-            CategoryRef {
-                name: &node.name,
-                slug: &node.slug,
-            }
+            CategoryRef { name: &node.name, slug: &node.slug }
         })
         .collect()
 }
@@ -226,13 +204,9 @@ pub(crate) fn area_views<'a>(
     ixs: &[crate::model::AreaIx],
     form: AreaTypeForm,
 ) -> Vec<AreaView<'a>> {
-    ixs.iter()
-        .map(|&ix| AreaView::new(&dir.service_areas[ix as usize], form))
-        .collect()
+    ixs.iter().map(|&ix| AreaView::new(&dir.service_areas[ix as usize], form)).collect()
 }
 
 pub(crate) fn location_views<'a>(dir: &'a Directory, ixs: &[crate::model::LocationIx]) -> Vec<LocationView<'a>> {
-    ixs.iter()
-        .map(|&ix| LocationView::new(&dir.locations[ix as usize]))
-        .collect()
+    ixs.iter().map(|&ix| LocationView::new(&dir.locations[ix as usize])).collect()
 }

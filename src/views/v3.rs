@@ -59,10 +59,7 @@ impl<'a> ServiceV3<'a> {
         let org = dir.organisation_of(service);
         ServiceV3 {
             id: service.id,
-            organisation: OrganisationRefV3 {
-                id: org.id,
-                name: &org.name,
-            },
+            organisation: OrganisationRefV3 { id: org.id, name: &org.name },
             name: &service.name,
             description: &service.description,
             url: &service.url,
@@ -93,19 +90,11 @@ pub fn categories(dir: &Directory) -> Vec<CategoryV3<'_>> {
     let nodes = &dir.categories.nodes;
     nodes
         .iter()
-        .map(|n| CategoryV3 {
-            id: n.id,
-            name: &n.name,
-            slug: &n.slug,
-            parent: n.parent.map(|p| nodes[p as usize].id),
-        })
+        .map(|n| CategoryV3 { id: n.id, name: &n.name, slug: &n.slug, parent: n.parent.map(|p| nodes[p as usize].id) })
         .collect()
 }
 
 /// The v3 service-area list: numeric types.
 pub fn service_areas(dir: &Directory) -> Vec<AreaView<'_>> {
-    dir.service_areas
-        .iter()
-        .map(|a| AreaView::new(a, AreaTypeForm::Numeric))
-        .collect()
+    dir.service_areas.iter().map(|a| AreaView::new(a, AreaTypeForm::Numeric)).collect()
 }

@@ -246,8 +246,5 @@ pub fn category_tree(dir: &Directory) -> Vec<CategoryNode<'_>> {
 
 /// The v4 service-area list: type names.
 pub fn service_areas(dir: &Directory) -> Vec<AreaView<'_>> {
-    dir.service_areas
-        .iter()
-        .map(|a| AreaView::new(a, AreaTypeForm::Name))
-        .collect()
+    dir.service_areas.iter().map(|a| AreaView::new(a, AreaTypeForm::Name)).collect()
 }

@@ -12,18 +12,12 @@ use std::time::{Duration, Instant};
 use crate::support::{self, Build, Deployment};
 
 fn chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file())
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"].into_iter().map(PathBuf::from).find(|p| p.is_file())
 }
 
 /// Runs Chromium headless with a fresh profile; gives stdout. Killed after 60 s.
 fn run_chromium(chromium: &Path, args: &[String]) -> String {
-    let profile = tempfile::Builder::new()
-        .prefix("svcdir-chromium-")
-        .tempdir()
-        .expect("temp dir");
+    let profile = tempfile::Builder::new().prefix("svcdir-chromium-").tempdir().expect("temp dir");
     let mut child = Command::new(chromium)
         .args([
             "--headless",
@@ -54,11 +48,7 @@ fn run_chromium(chromium: &Path, args: &[String]) -> String {
         std::thread::sleep(Duration::from_millis(20));
     }
     let output = child.wait_with_output().expect("chromium output");
-    assert!(
-        output.status.success(),
-        "chromium {args:?} failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "chromium {args:?} failed:\n{}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
@@ -70,37 +60,18 @@ struct Seen {
 
 impl Seen {
     fn assert_contains(&self, text: &str) {
-        assert!(
-            self.dom.contains(text),
-            "{}: the page does not show {text:?}:\n{}",
-            self.name,
-            self.dom
-        );
+        assert!(self.dom.contains(text), "{}: the page does not show {text:?}:\n{}", self.name, self.dom);
     }
 
     /// No element or attribute came from the data: the template has no script, image, SVG or
     /// frame, and in a serialised DOM a `<` of text is always `&lt;`.
     fn assert_nothing_injected(&self) {
         for tag in ["<script", "<img", "<svg", "<iframe", "<b ", "href=\"javascript:"] {
-            assert!(
-                !self.dom.to_ascii_lowercase().contains(tag),
-                "{}: {tag} in the DOM:\n{}",
-                self.name,
-                self.dom
-            );
+            assert!(!self.dom.to_ascii_lowercase().contains(tag), "{}: {tag} in the DOM:\n{}", self.name, self.dom);
         }
-        let title = self
-            .dom
-            .split("<title>")
-            .nth(1)
-            .and_then(|t| t.split("</title>").next())
-            .unwrap_or("");
+        let title = self.dom.split("<title>").nth(1).and_then(|t| t.split("</title>").next()).unwrap_or("");
         // A payload that ran would have set the whole title to "XSS-...".
-        assert!(
-            title.ends_with(" · Service Directory API"),
-            "{}: title {title:?}",
-            self.name
-        );
+        assert!(title.ends_with(" · Service Directory API"), "{}: title {title:?}", self.name);
     }
 
     /// Every `href` of the page, `&amp;` decoded.
@@ -147,11 +118,7 @@ fn html_views_show_the_data_as_text_in_a_browser() {
                     let _ = std::fs::remove_file(&png);
                     run_chromium(
                         chromium,
-                        &[
-                            format!("--screenshot={}", png.display()),
-                            "--window-size=1280,2000".into(),
-                            url,
-                        ],
+                        &[format!("--screenshot={}", png.display()), "--window-size=1280,2000".into(), url],
                     );
                     let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
                     assert!(bytes.starts_with(b"\x89PNG"), "{} is not a PNG", png.display());
@@ -167,47 +134,26 @@ fn html_views_show_the_data_as_text_in_a_browser() {
         page.assert_contains("This response as JSON");
         follow_links(&d, &origin, page);
     }
-    let [service, organisation, categories, areas, search, import] = &seen[..] else {
-        unreachable!()
-    };
+    let [service, organisation, categories, areas, search, import] = &seen[..] else { unreachable!() };
 
     // The planted markup, shown as text (the DOM serialises a text "<" as "&lt;").
     let script = "&lt;script&gt;document.title='XSS-script'&lt;/script&gt;City Centre Foodbank";
     let img = "&lt;img src=x onerror=\"document.title='XSS-img'\"&gt;Emergency food parcels.";
     let svg = "\"&gt;&lt;svg onload=\"document.title='XSS-svg'\"&gt;Glasgow Foodbank Network";
     let iframe = "&lt;iframe src=\"javascript:document.title='XSS-iframe'\"&gt;&lt;/iframe&gt;Community Hall, 12 High Street, Glasgow, G2 1AL";
-    for text in [
-        script,
-        img,
-        svg,
-        iframe,
-        "1 Argyle Street, Glasgow, G2 8AE",
-        "0141 111 1111",
-    ] {
+    for text in [script, img, svg, iframe, "1 Argyle Street, Glasgow, G2 8AE", "0141 111 1111"] {
         service.assert_contains(text);
     }
     service.assert_contains("<h1>&lt;script&gt;document.title='XSS-script'&lt;/script&gt;City Centre Foodbank</h1>");
-    for text in [
-        svg,
-        "javascript:document.title='XSS-href'",
-        "Glasgow Befriending Line",
-        "12 High Street",
-    ] {
+    for text in [svg, "javascript:document.title='XSS-href'", "Glasgow Befriending Line", "12 High Street"] {
         organisation.assert_contains(text);
     }
-    for text in [
-        "&lt;b onmouseover=\"document.title='XSS-category'\"&gt;Foodbank&lt;/b&gt;",
-        "Mental Health Issues",
-        "anxiety",
-    ] {
+    for text in
+        ["&lt;b onmouseover=\"document.title='XSS-category'\"&gt;Foodbank&lt;/b&gt;", "Mental Health Issues", "anxiety"]
+    {
         categories.assert_contains(text);
     }
-    for text in [
-        "Glasgow City",
-        "Greater Glasgow and Clyde",
-        "Integration Authority (HSCP)",
-        "Scotland",
-    ] {
+    for text in ["Glasgow City", "Greater Glasgow and Clyde", "Integration Authority (HSCP)", "Scotland"] {
         areas.assert_contains(text);
     }
     for text in [script, "HTTP 200 OK", "rel=\"next\"", "G2 1AL"] {

@@ -49,10 +49,7 @@ fn keys(build: &Build) -> (Vec<Keys>, Vec<Keys>) {
 /// The API's headers, on every response (behaviour.md, Routing).
 fn assert_api_headers(r: &Response, what: &str) {
     assert_eq!(r.header("allow"), Some("GET, HEAD, OPTIONS"), "{what}: {r:?}");
-    assert!(
-        r.header_list("vary").iter().any(|v| v.eq_ignore_ascii_case("accept")),
-        "{what}: {r:?}"
-    );
+    assert!(r.header_list("vary").iter().any(|v| v.eq_ignore_ascii_case("accept")), "{what}: {r:?}");
     assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{what}: {r:?}");
     assert!(r.header("cache-control").is_some(), "{what}: {r:?}");
     assert!(!(300..400).contains(&r.status), "{what}: no redirects: {r:?}");
@@ -79,15 +76,10 @@ fn assert_html(r: &Response, status: u16, what: &str) -> String {
 /// by slug.
 pub fn static_endpoints_answer_with_and_without_slash(d: &Deployment) {
     let (services, organisations) = keys(&d.build);
-    let mut folders: Vec<String> = [
-        "api/v4/categories",
-        "api/v4/service-areas",
-        "api/v3/categories",
-        "api/v3/service-areas",
-        "api/v4/import",
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let mut folders: Vec<String> =
+        ["api/v4/categories", "api/v4/service-areas", "api/v3/categories", "api/v3/service-areas", "api/v4/import"]
+            .map(str::to_owned)
+            .to_vec();
     for s in &services {
         folders.push(format!("api/v4/services/{}", s.id));
         folders.push(format!("api/v4/services/{}", s.slug));
@@ -129,37 +121,18 @@ pub fn categories_and_service_areas_in_v4_and_v3(d: &Deployment) {
     let v4 = assert_json(&d.get("/api/v4/categories/"), 200, "v4 categories");
     assert_eq!(v4["meta"]["attribution"], serde_json::json!([]));
     let tree = v4["data"].as_array().expect("tree");
-    assert!(
-        tree.iter()
-            .all(|c| c["sub_categories"].is_array() && c["slug"].is_string())
-    );
+    assert!(tree.iter().all(|c| c["sub_categories"].is_array() && c["slug"].is_string()));
     let v3 = assert_json(&d.get("/api/v3/categories"), 200, "v3 categories");
     let flat = v3.as_array().expect("bare array");
-    assert!(
-        flat.iter()
-            .all(|c| c["id"].is_u64() && (c["parent"].is_null() || c["parent"].is_u64()))
-    );
+    assert!(flat.iter().all(|c| c["id"].is_u64() && (c["parent"].is_null() || c["parent"].is_u64())));
     assert!(flat.len() > tree.len(), "v3 lists every level");
 
     let areas = assert_json(&d.get("/api/v4/service-areas"), 200, "v4 areas");
     assert_eq!(areas["meta"]["attribution"].as_array().map(Vec::len), Some(2));
-    let names: Vec<&str> = areas["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["type"].as_str().unwrap())
-        .collect();
-    assert!(
-        names.contains(&"Local Authority") && names.contains(&"Country"),
-        "{names:?}"
-    );
+    let names: Vec<&str> = areas["data"].as_array().unwrap().iter().map(|a| a["type"].as_str().unwrap()).collect();
+    assert!(names.contains(&"Local Authority") && names.contains(&"Country"), "{names:?}");
     let v3 = assert_json(&d.get("/api/v3/service-areas/"), 200, "v3 areas");
-    assert!(
-        v3.as_array()
-            .unwrap()
-            .iter()
-            .all(|a| a["type"].as_str().unwrap().parse::<u8>().is_ok())
-    );
+    assert!(v3.as_array().unwrap().iter().all(|a| a["type"].as_str().unwrap().parse::<u8>().is_ok()));
 }
 
 /// The import: `next` links, absolute from the configured base URL, lead page by page to
@@ -168,21 +141,12 @@ pub fn import_next_links_lead_through_every_page(d: &Deployment) {
     let first = assert_json(&d.get("/api/v4/import/"), 200, "import");
     let count = first["count"].as_u64().unwrap() as usize;
     assert!(first["previous"].is_null());
-    assert_eq!(
-        d.get("/api/v4/import/?format=json&page=1").body,
-        d.get("/api/v4/import").body
-    );
+    assert_eq!(d.get("/api/v4/import/?format=json&page=1").body, d.get("/api/v4/import").body);
     let mut ids = Vec::new();
     let mut page = first;
     let mut n = 1;
     loop {
-        ids.extend(
-            page["data"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| s["id"].as_str().unwrap().to_owned()),
-        );
+        ids.extend(page["data"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_owned()));
         let Some(next) = page["next"].as_str().map(str::to_owned) else {
             break;
         };
@@ -216,10 +180,7 @@ pub fn import_invalid_pages_are_404(d: &Deployment) {
 /// Search v4 and v3 answer a postcode, with both slash forms, links from the configured
 /// base URL whatever the Host header says.
 pub fn search_answers_in_v4_and_v3(d: &Deployment) {
-    for target in [
-        "/api/v4/services/?postcode=G2+1AL",
-        "/api/v4/services?postcode=g21al&page_size=1",
-    ] {
+    for target in ["/api/v4/services/?postcode=G2+1AL", "/api/v4/services?postcode=g21al&page_size=1"] {
         let r = d.send("GET", target, &[("host", "evil.example")]);
         let json = assert_json(&r, 200, target);
         assert!(json["count"].as_u64().unwrap() >= 1, "{json}");
@@ -239,33 +200,18 @@ pub fn search_answers_in_v4_and_v3(d: &Deployment) {
     }
     let bad = assert_json(&d.get("/api/v4/services/"), 400, "no postcode");
     assert_eq!(bad, serde_json::json!({"postcode": ["This field is required."]}));
-    assert_eq!(
-        d.get("/api/v4/services/").header("cache-control"),
-        Some(routing::CACHE_ERROR)
-    );
+    assert_eq!(d.get("/api/v4/services/").header("cache-control"), Some(routing::CACHE_ERROR));
 }
 
 /// `format=json`, `format=api`, an Accept header preferring HTML, and a bad format, on a
 /// static endpoint, a search and a 404.
 pub fn format_and_accept_choose_json_or_html(d: &Deployment) {
-    for path in [
-        "/api/v4/categories/",
-        "/api/v4/services/?postcode=G2+1AL",
-        "/no/such/path",
-    ] {
+    for path in ["/api/v4/categories/", "/api/v4/services/?postcode=G2+1AL", "/no/such/path"] {
         let join = |q: &str| {
-            if path.contains('?') {
-                format!("{path}&{q}")
-            } else {
-                format!("{path}?{q}")
-            }
+            if path.contains('?') { format!("{path}&{q}") } else { format!("{path}?{q}") }
         };
         let status = if path.starts_with("/no/") { 404 } else { 200 };
-        assert_json(
-            &d.send("GET", &join("format=json"), &[("accept", "text/html")]),
-            status,
-            path,
-        );
+        assert_json(&d.send("GET", &join("format=json"), &[("accept", "text/html")]), status, path);
         let html = assert_html(&d.get(&join("format=api")), status, path);
         assert!(html.contains("This response as JSON"), "{html}");
         assert_html(&d.send("GET", path, &[("accept", BROWSER)]), status, path);
@@ -320,18 +266,9 @@ pub fn accept_headers_agree_with_prefers_html(d: &Deployment) {
     .map(str::to_owned)
     .to_vec();
     // And many more from a small grammar, the same every run.
-    let ranges = [
-        "text/html",
-        "application/json",
-        "text/*",
-        "application/*",
-        "*/*",
-        "image/webp",
-        "Text/Html",
-    ];
-    let params = [
-        "", ";q=0", ";q=0.5", ";q=1", ";q=0.8", ";q=0.50", ";level=1", ";q=.3", ";q=0.001", ";q=1.0", "; q=0.9",
-    ];
+    let ranges = ["text/html", "application/json", "text/*", "application/*", "*/*", "image/webp", "Text/Html"];
+    let params =
+        ["", ";q=0", ";q=0.5", ";q=1", ";q=0.8", ";q=0.50", ";level=1", ";q=.3", ";q=0.001", ";q=1.0", "; q=0.9"];
     let mut seed: u64 = 0x5eed;
     let mut next = |n: usize| {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -339,34 +276,23 @@ pub fn accept_headers_agree_with_prefers_html(d: &Deployment) {
     };
     for _ in 0..150 {
         let k = 1 + next(4);
-        let parts: Vec<String> = (0..k)
-            .map(|_| format!("{}{}", ranges[next(ranges.len())], params[next(params.len())]))
-            .collect();
+        let parts: Vec<String> =
+            (0..k).map(|_| format!("{}{}", ranges[next(ranges.len())], params[next(params.len())])).collect();
         headers.push(parts.join(if next(2) == 0 { "," } else { ", " }));
     }
     let mut disagreements = Vec::new();
     for (i, accept) in headers.iter().enumerate() {
-        let expected = if svcdir::server::negotiate::prefers_html(accept) {
-            HTML
-        } else {
-            JSON
-        };
+        let expected = if svcdir::server::negotiate::prefers_html(accept) { HTML } else { JSON };
         let mut targets = vec!["/api/v4/categories/"];
         if i < 40 {
             targets.push("/api/v4/services/?postcode=G2+1AL");
         }
         for target in targets {
-            let r = if accept.is_empty() {
-                d.get(target)
-            } else {
-                d.send("GET", target, &[("accept", accept)])
-            };
+            let r = if accept.is_empty() { d.get(target) } else { d.send("GET", target, &[("accept", accept)]) };
             assert_eq!(r.status, 200, "{target} {accept:?}");
             if r.content_type() != expected {
-                disagreements.push(format!(
-                    "{target} Accept: {accept:?} gave {}, expected {expected}",
-                    r.content_type()
-                ));
+                disagreements
+                    .push(format!("{target} Accept: {accept:?} gave {}, expected {expected}", r.content_type()));
             }
         }
     }
@@ -379,83 +305,20 @@ pub fn every_kind_of_response_has_the_api_headers(d: &Deployment) {
     /// Method, target, request headers, then status, Content-Type and origin expected.
     type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], u16, &'a str, Origin);
     let cases: [Case<'_>; 14] = [
-        (
-            "GET",
-            "/api/v4/services/befriending-line/",
-            &[],
-            200,
-            JSON,
-            Origin::Static,
-        ),
-        (
-            "GET",
-            "/api/v4/services/befriending-line/",
-            &[("accept", BROWSER)],
-            200,
-            HTML,
-            Origin::Static,
-        ),
-        (
-            "GET",
-            "/api/v4/import/?format=json&page=2",
-            &[],
-            200,
-            JSON,
-            Origin::Static,
-        ),
-        (
-            "GET",
-            "/api/v4/import/?format=json&page=0",
-            &[],
-            404,
-            JSON,
-            Origin::Static,
-        ),
-        (
-            "GET",
-            "/api/v4/import/?format=api&page=9",
-            &[],
-            404,
-            HTML,
-            Origin::Static,
-        ),
+        ("GET", "/api/v4/services/befriending-line/", &[], 200, JSON, Origin::Static),
+        ("GET", "/api/v4/services/befriending-line/", &[("accept", BROWSER)], 200, HTML, Origin::Static),
+        ("GET", "/api/v4/import/?format=json&page=2", &[], 200, JSON, Origin::Static),
+        ("GET", "/api/v4/import/?format=json&page=0", &[], 404, JSON, Origin::Static),
+        ("GET", "/api/v4/import/?format=api&page=9", &[], 404, HTML, Origin::Static),
         ("GET", "/nope", &[], 404, JSON, Origin::Static),
         ("GET", "/nope", &[("accept", BROWSER)], 404, HTML, Origin::Static),
         ("POST", "/api/v4/categories/", &[], 405, JSON, Origin::Static),
         ("OPTIONS", "/api/v4/categories/", &[], 200, JSON, Origin::Static),
         ("HEAD", "/api/v3/categories/", &[], 200, JSON, Origin::Static),
-        (
-            "GET",
-            "/api/v4/services/?postcode=G2+1AL",
-            &[],
-            200,
-            JSON,
-            Origin::Search,
-        ),
-        (
-            "GET",
-            "/api/v3/search/?postcode=G2+1AL&format=api",
-            &[],
-            200,
-            HTML,
-            Origin::Search,
-        ),
-        (
-            "GET",
-            "/api/v4/services/?postcode=ZZ9+9ZZ",
-            &[],
-            400,
-            JSON,
-            Origin::Search,
-        ),
-        (
-            "GET",
-            "/api/v4/services/?postcode=G2+1AL&page=7",
-            &[],
-            404,
-            JSON,
-            Origin::Search,
-        ),
+        ("GET", "/api/v4/services/?postcode=G2+1AL", &[], 200, JSON, Origin::Search),
+        ("GET", "/api/v3/search/?postcode=G2+1AL&format=api", &[], 200, HTML, Origin::Search),
+        ("GET", "/api/v4/services/?postcode=ZZ9+9ZZ", &[], 400, JSON, Origin::Search),
+        ("GET", "/api/v4/services/?postcode=G2+1AL&page=7", &[], 404, JSON, Origin::Search),
     ];
     for (method, target, headers, status, content_type, origin) in cases {
         let what = format!("{method} {target} {headers:?}");
@@ -484,11 +347,7 @@ pub fn head_is_get_without_body(d: &Deployment) {
         assert_eq!(head.status, get.status, "{target}");
         assert!(head.body.is_empty(), "{target}");
         assert_eq!(head.content_type(), get.content_type(), "{target}");
-        assert_eq!(
-            head.header("content-length"),
-            Some(get.body.len().to_string().as_str()),
-            "{target}"
-        );
+        assert_eq!(head.header("content-length"), Some(get.body.len().to_string().as_str()), "{target}");
         assert_api_headers(&head, target);
     }
 }
@@ -526,18 +385,10 @@ pub fn other_methods_are_405(d: &Deployment) {
         ] {
             let what = format!("{method} {target}");
             let json = assert_json(&d.send(method, target, &[]), 405, &what);
-            assert_eq!(
-                json,
-                serde_json::json!({"detail": format!("Method \"{method}\" not allowed.")}),
-                "{what}"
-            );
+            assert_eq!(json, serde_json::json!({"detail": format!("Method \"{method}\" not allowed.")}), "{what}");
         }
     }
-    let html = assert_html(
-        &d.send("DELETE", "/api/v4/categories/", &[("accept", BROWSER)]),
-        405,
-        "DELETE, HTML",
-    );
+    let html = assert_html(&d.send("DELETE", "/api/v4/categories/", &[("accept", BROWSER)]), 405, "DELETE, HTML");
     assert!(html.contains("Method &quot;DELETE&quot; not allowed."), "{html}");
 }
 
@@ -586,11 +437,7 @@ pub fn internal_folders_are_not_reachable(d: &Deployment) {
         "/_manifest.json",
         "/.public.gens/",
     ] {
-        assert_eq!(
-            assert_json(&d.get(target), 404, target)["detail"],
-            "Not found.",
-            "{target}"
-        );
+        assert_eq!(assert_json(&d.get(target), 404, target)["detail"], "Not found.", "{target}");
     }
 }
 
@@ -635,12 +482,7 @@ pub fn json_and_html_are_gzipped(d: &Deployment) {
         assert_eq!(r.status, 200, "{target}");
         assert_eq!(r.header("content-encoding"), Some("gzip"), "{target}: {:?}", r.headers);
         assert_eq!(r.body.get(..2), Some(&[0x1f, 0x8b][..]), "{target}: gzip magic");
-        assert!(
-            r.header_list("vary")
-                .iter()
-                .any(|v| v.eq_ignore_ascii_case("accept-encoding")),
-            "{target}"
-        );
+        assert!(r.header_list("vary").iter().any(|v| v.eq_ignore_ascii_case("accept-encoding")), "{target}");
         let plain = d.send("GET", target, &[("accept", accept)]);
         assert!(plain.header("content-encoding").is_none(), "{target}");
     }
@@ -651,10 +493,7 @@ pub fn json_and_html_are_gzipped(d: &Deployment) {
 pub fn answers_agree_with_the_routing_rules(d: &Deployment) {
     let index = svcdir::index::SearchIndex::read(&d.build.index).expect("index");
     let search_app = svcdir::server::app(std::sync::Arc::new(svcdir::server::AppState::new(index)));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let targets = [
         "/api/v4/categories",
         "/api/v4/categories/?format=api",
@@ -697,21 +536,12 @@ pub fn answers_agree_with_the_routing_rules(d: &Deployment) {
         for accept in accepts {
             for method in methods {
                 let what = format!("{method} {target} Accept: {accept:?}");
-                let headers: Vec<(&str, &str)> = if accept.is_empty() {
-                    vec![]
-                } else {
-                    vec![("accept", accept)]
-                };
+                let headers: Vec<(&str, &str)> = if accept.is_empty() { vec![] } else { vec![("accept", accept)] };
                 let got = d.send(method, target, &headers);
                 let (status, content_type, body) = expected(d, &runtime, &search_app, method, target, accept);
                 assert_eq!(got.status, status, "{what}: {}", got.text());
                 assert_eq!(got.content_type(), content_type, "{what}");
-                assert!(
-                    got.body == body,
-                    "{what}:\n got {}\nwant {}",
-                    got.text(),
-                    String::from_utf8_lossy(&body)
-                );
+                assert!(got.body == body, "{what}:\n got {}\nwant {}", got.text(), String::from_utf8_lossy(&body));
                 assert_api_headers(&got, &what);
             }
         }
@@ -733,10 +563,7 @@ fn expected(
     let (path, query) = target.split_once('?').map_or((target, None), |(p, q)| (p, Some(q)));
     let mut headers = HeaderMap::new();
     if !accept.is_empty() {
-        headers.insert(
-            HeaderName::from_static("accept"),
-            HeaderValue::from_str(accept).unwrap(),
-        );
+        headers.insert(HeaderName::from_static("accept"), HeaderValue::from_str(accept).unwrap());
     }
     let head = method == Method::HEAD;
     let strip = |body: Vec<u8>| if head { Vec::new() } else { body };
@@ -756,33 +583,17 @@ fn expected(
             };
             let mut request = axum::http::Request::builder().method(method.clone()).uri(uri);
             *request.headers_mut().unwrap() = headers;
-            let response = runtime
-                .block_on(
-                    search_app
-                        .clone()
-                        .oneshot(request.body(axum::body::Body::empty()).unwrap()),
-                )
-                .unwrap();
+            let response =
+                runtime.block_on(search_app.clone().oneshot(request.body(axum::body::Body::empty()).unwrap())).unwrap();
             let status = response.status().as_u16();
-            let content_type = response.headers()[axum::http::header::CONTENT_TYPE]
-                .to_str()
-                .unwrap()
-                .to_owned();
-            let body = runtime
-                .block_on(axum::body::to_bytes(response.into_body(), usize::MAX))
-                .unwrap();
+            let content_type = response.headers()[axum::http::header::CONTENT_TYPE].to_str().unwrap().to_owned();
+            let body = runtime.block_on(axum::body::to_bytes(response.into_body(), usize::MAX)).unwrap();
             return (status, content_type, strip(body.to_vec()));
         }
         Route::Static(answer) => answer,
     };
     let format = answer.format();
-    let not_found = || {
-        (
-            404,
-            content_type(format),
-            d.build.file(&format!("_errors/404.{}", ext(format))),
-        )
-    };
+    let not_found = || (404, content_type(format), d.build.file(&format!("_errors/404.{}", ext(format))));
     let invalid_page = || (404, content_type(format), routing::invalid_page_body(format).unwrap());
     let (status, content_type, body) = match &answer {
         Answer::File { path, missing, .. } => {
@@ -798,11 +609,7 @@ fn expected(
         Answer::InvalidPage(_) => invalid_page(),
         Answer::MethodNotAllowed(_) => {
             let template = routing::method_not_allowed_body(format).unwrap();
-            (
-                405,
-                content_type(format),
-                routing::method_not_allowed_for(&template, format, &method),
-            )
+            (405, content_type(format), routing::method_not_allowed_for(&template, format, &method))
         }
         Answer::Options(_) => (200, content_type(format), Vec::new()),
         Answer::BadRequest => (400, JSON.to_owned(), routing::bad_request_body()),

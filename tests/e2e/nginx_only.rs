@@ -25,10 +25,7 @@ fn nginx_t_accepts_the_generated_configuration() {
         .expect("nginx -t runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "nginx -t refused the configuration:\n{stderr}");
-    assert!(
-        stderr.contains("syntax is ok") && stderr.contains("test is successful"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("syntax is ok") && stderr.contains("test is successful"), "{stderr}");
     // Warnings (e.g. a duplicate MIME type) would point at a sloppy template.
     assert!(!stderr.contains("[warn]"), "{stderr}");
 }
@@ -47,10 +44,7 @@ fn search_down_is_503_json_and_static_still_served() {
     for target in ["/api/v4/services/?postcode=G2+1AL", "/api/v3/search"] {
         let r = d.get(target);
         assert_eq!(r.status, 503, "{target}: {}", r.text());
-        assert_eq!(
-            r.json(),
-            serde_json::json!({"detail": "Service temporarily unavailable, try again later."})
-        );
+        assert_eq!(r.json(), serde_json::json!({"detail": "Service temporarily unavailable, try again later."}));
         assert_eq!(r.header("allow"), Some("GET, HEAD, OPTIONS"));
         assert_eq!(r.header("access-control-allow-origin"), Some("*"));
         assert_eq!(r.header("cache-control"), Some("no-store"));

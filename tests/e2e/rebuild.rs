@@ -10,15 +10,11 @@ use crate::support::{self, BASE_URL, Build, Deployment};
 fn serves_the_new_build(d: &Deployment) {
     let slug = "/api/v4/services/city-centre-foodbank/";
     assert_eq!(d.get(slug).status, 404, "not in the first build");
-    let before = d
-        .get("/api/v4/organisations/2c5f3b8e-1d44-4c1a-9f0e-6a7b8c9d0e1f")
-        .json();
+    let before = d.get("/api/v4/organisations/2c5f3b8e-1d44-4c1a-9f0e-6a7b8c9d0e1f").json();
     d.build.rebuild("xss", BASE_URL);
     let r = d.get(slug);
     assert_eq!(r.status, 200, "{}", r.text());
-    let after = d
-        .get("/api/v4/organisations/2c5f3b8e-1d44-4c1a-9f0e-6a7b8c9d0e1f")
-        .json();
+    let after = d.get("/api/v4/organisations/2c5f3b8e-1d44-4c1a-9f0e-6a7b8c9d0e1f").json();
     assert_ne!(before["data"]["name"], after["data"]["name"]);
     assert!(after["data"]["name"].as_str().unwrap().contains("<svg"), "{after}");
 }

@@ -92,16 +92,9 @@ fn append_line(dir: &Path, rel: &str, text: &str) {
 /// Edits the JSON object on line `line` of a `.jsonl` file.
 fn edit_line(dir: &Path, rel: &str, line: usize, edit: impl FnOnce(&mut Map<String, Value>)) {
     let old = read(dir, rel);
-    let raw = old
-        .lines()
-        .nth(line - 1)
-        .unwrap_or_else(|| panic!("{rel} has no line {line}"));
+    let raw = old.lines().nth(line - 1).unwrap_or_else(|| panic!("{rel} has no line {line}"));
     let mut value: Value = serde_json::from_str(raw).unwrap_or_else(|e| panic!("{rel}:{line}: {e}"));
-    edit(
-        value
-            .as_object_mut()
-            .unwrap_or_else(|| panic!("{rel}:{line} is no object")),
-    );
+    edit(value.as_object_mut().unwrap_or_else(|| panic!("{rel}:{line} is no object")));
     replace_line(dir, rel, line, &value.to_string());
 }
 
@@ -142,39 +135,19 @@ struct Want {
 
 /// An error about `field` on `line` of a `.jsonl` or `.csv` file.
 const fn at(file: &'static str, line: usize, field: &'static str) -> Want {
-    Want {
-        file,
-        line: Some(line),
-        field: Some(field),
-        value: None,
-    }
+    Want { file, line: Some(line), field: Some(field), value: None }
 }
 /// An error about a whole line (it could not be parsed into fields).
 const fn on_line(file: &'static str, line: usize) -> Want {
-    Want {
-        file,
-        line: Some(line),
-        field: None,
-        value: None,
-    }
+    Want { file, line: Some(line), field: None, value: None }
 }
 /// An error about `field` of a `.json` file (no lines there: the path names the node).
 const fn in_json(file: &'static str, field: &'static str) -> Want {
-    Want {
-        file,
-        line: None,
-        field: Some(field),
-        value: None,
-    }
+    Want { file, line: None, field: Some(field), value: None }
 }
 /// An error about a whole file or folder.
 const fn whole(file: &'static str) -> Want {
-    Want {
-        file,
-        line: None,
-        field: None,
-        value: None,
-    }
+    Want { file, line: None, field: None, value: None }
 }
 
 impl Want {
@@ -377,8 +350,8 @@ const CASES: &[Case] = &[
         mutate: |d| edit_line(d, SERVICES, 8, |o| set(o, "slug", json!("befriending-line"))),
         want: &[at(SERVICES, 8, "slug").value("befriending-line")] },
     Case { name: "given service slug equal to another service's generated slug",
-        mutate: |d| edit_line(d, SERVICES, 8, |o| set(o, "slug", json!("city-centre-foodbank-7446728"))),
-        want: &[at(SERVICES, 8, "slug").value("city-centre-foodbank-7446728")] },
+        mutate: |d| edit_line(d, SERVICES, 8, |o| set(o, "slug", json!("city-centre-foodbank-7696557795707446728"))),
+        want: &[at(SERVICES, 8, "slug").value("city-centre-foodbank-7696557795707446728")] },
     Case { name: "duplicate given slug among organisations",
         mutate: |d| edit_line(d, ORGANISATIONS, 1, |o| set(o, "slug", json!("cafe-comhla"))),
         want: &[at(ORGANISATIONS, 3, "slug").value("cafe-comhla")] },
@@ -554,11 +527,7 @@ fn reported(stderr: &str) -> (Vec<String>, Option<usize>) {
         let rest = l.split_once("the dataset has ")?.1;
         rest.split_whitespace().next()?.parse().ok()
     });
-    let lines = stderr
-        .lines()
-        .filter(|l| l.starts_with("  "))
-        .map(|l| l.trim().to_owned())
-        .collect();
+    let lines = stderr.lines().filter(|l| l.starts_with("  ")).map(|l| l.trim().to_owned()).collect();
     (lines, total)
 }
 
@@ -574,10 +543,7 @@ fn text(output: &Output) -> String {
 /// Checks that a failed run reports exactly `want`; returns the reported error lines.
 fn check_errors(what: &str, output: &Output, want: &[Want]) -> Result<Vec<String>, String> {
     if output.status.code() != Some(1) {
-        return Err(format!(
-            "{what}: expected exit code 1 (bad data), got:\n{}",
-            text(output)
-        ));
+        return Err(format!("{what}: expected exit code 1 (bad data), got:\n{}", text(output)));
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     if stderr.contains("panicked") {
@@ -599,11 +565,7 @@ fn check_errors(what: &str, output: &Output, want: &[Want]) -> Result<Vec<String
     }
     if !missing.is_empty() || !unmatched.is_empty() || total != Some(want.len()) {
         let list = |items: Vec<&str>| {
-            if items.is_empty() {
-                "(none)".to_owned()
-            } else {
-                items.join("\n    ")
-            }
+            if items.is_empty() { "(none)".to_owned() } else { items.join("\n    ") }
         };
         return Err(format!(
             "{what}: expected exactly {} error(s), the run reports {total:?}\n  missing:\n    {}\n  unexpected:\n    {}\n{}",
@@ -643,10 +605,7 @@ struct Built {
 }
 
 fn snapshot(work: &Path) -> Built {
-    Built {
-        tree: read_tree(&work.join("public")),
-        index: fs::read(work.join("search.idx")).ok(),
-    }
+    Built { tree: read_tree(&work.join("public")), index: fs::read(work.join("search.idx")).ok() }
 }
 
 fn run_case(case: &Case) -> Result<(), String> {
@@ -671,12 +630,8 @@ fn run_case(case: &Case) -> Result<(), String> {
 
     let after = snapshot(work.path());
     if after.tree != before.tree {
-        let changed: Vec<&String> = before
-            .tree
-            .keys()
-            .chain(after.tree.keys())
-            .filter(|k| before.tree.get(*k) != after.tree.get(*k))
-            .collect();
+        let changed: Vec<&String> =
+            before.tree.keys().chain(after.tree.keys()).filter(|k| before.tree.get(*k) != after.tree.get(*k)).collect();
         return Err(format!("[{name}] the failed build changed the output: {changed:?}"));
     }
     if after.index != before.index {
@@ -706,19 +661,12 @@ fn line_count(rel: &str) -> usize {
 #[test]
 fn the_fixture_has_the_lines_the_cases_assume() {
     for (rel, lines) in FIXTURE_LINES {
-        assert_eq!(
-            line_count(rel),
-            lines,
-            "tests/fixtures/small/{rel} changed: update the case table of bad_input.rs"
-        );
+        assert_eq!(line_count(rel), lines, "tests/fixtures/small/{rel} changed: update the case table of bad_input.rs");
     }
     assert_eq!(NEW_ORG_LINE, line_count(ORGANISATIONS) + 1);
     assert_eq!(NEW_LOCATION_LINE, line_count(LOCATIONS) + 1);
     assert_eq!(NEW_SERVICE_LINE, line_count(SERVICES) + 1);
-    assert!(
-        !fixture("small").join(ALIASES).exists(),
-        "the cases write {ALIASES} from scratch"
-    );
+    assert!(!fixture("small").join(ALIASES).exists(), "the cases write {ALIASES} from scratch");
 }
 
 #[test]
@@ -743,12 +691,8 @@ fn every_bad_dataset_fails_with_located_errors_and_changes_nothing() {
 fn valid_variants_build() {
     type Variant = (&'static str, Mutation);
     let variants: &[Variant] = &[
-        ("the new organisation", |d| {
-            append_record(d, ORGANISATIONS, new_organisation(), |_| {})
-        }),
-        ("the new location", |d| {
-            append_record(d, LOCATIONS, new_location(), |_| {})
-        }),
+        ("the new organisation", |d| append_record(d, ORGANISATIONS, new_organisation(), |_| {})),
+        ("the new location", |d| append_record(d, LOCATIONS, new_location(), |_| {})),
         ("the new service", |d| append_record(d, SERVICES, new_service(), |_| {})),
         ("x_ fields anywhere", |d| {
             edit_line(d, SERVICES, 1, |o| set(o, "x_whatever", json!({"nested": [1, 2]})));
@@ -768,9 +712,7 @@ fn valid_variants_build() {
             let text = read(d, SERVICES).replace('\n', "\r\n");
             write(d, SERVICES, &text);
         }),
-        ("an alias file extending the table", |d| {
-            write(d, ALIASES, "from_code,to_code\nS12000099,S12000033\n")
-        }),
+        ("an alias file extending the table", |d| write(d, ALIASES, "from_code,to_code\nS12000099,S12000033\n")),
         ("a category tree without ids", |d| {
             edit_json(d, CATEGORIES, |v| {
                 v[0].as_object_mut().unwrap().remove("id");
@@ -796,19 +738,10 @@ fn a_valid_dataset_validates() {
     let output = common::svcdir(&["validate", "--input", fixture("small").to_str().unwrap()]);
     assert_ok(&output);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    for part in [
-        "6 published services",
-        "2 organisations",
-        "3 locations",
-        "2 live postcodes",
-    ] {
+    for part in ["6 published services", "2 organisations", "3 locations", "2 live postcodes"] {
         assert!(stdout.contains(part), "validate's summary lacks {part:?}:\n{stdout}");
     }
-    assert!(
-        output.stderr.is_empty(),
-        "no errors expected:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.stderr.is_empty(), "no errors expected:\n{}", String::from_utf8_lossy(&output.stderr));
 }
 
 #[test]
@@ -817,16 +750,9 @@ fn a_missing_input_directory_fails_cleanly() {
     let missing = work.path().join("no-such-dir");
     let output = common::svcdir(&["validate", "--input", missing.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
-    assert!(
-        String::from_utf8_lossy(&output.stderr).contains("no-such-dir"),
-        "{}",
-        text(&output)
-    );
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no-such-dir"), "{}", text(&output));
     let output = common::build(&missing, work.path(), &[]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
-    assert!(
-        !work.path().join("public").exists(),
-        "a failed first build must not create the output"
-    );
+    assert!(!work.path().join("public").exists(), "a failed first build must not create the output");
     assert_eq!(leftovers(work.path()), Vec::<String>::new());
 }

@@ -8,11 +8,7 @@ use crate::common::{self, assert_ok, fixture, read_tree};
 #[test]
 fn every_endpoint_matches_its_reviewed_snapshot() {
     let work = tempfile::tempdir().unwrap();
-    assert_ok(&common::build(
-        &fixture("small"),
-        work.path(),
-        &["--import-page-size", "4"],
-    ));
+    assert_ok(&common::build(&fixture("small"), work.path(), &["--import-page-size", "4"]));
     let tree = read_tree(&work.path().join("public"));
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path("snapshots");
@@ -67,10 +63,7 @@ fn two_builds_give_byte_identical_trees() {
     let (ta, tb) = (read_tree(&a.path().join("public")), read_tree(&b.path().join("public")));
     assert!(!ta.is_empty());
     assert_eq!(ta, tb);
-    assert_eq!(
-        fs::read(a.path().join("search.idx")).unwrap(),
-        fs::read(b.path().join("search.idx")).unwrap()
-    );
+    assert_eq!(fs::read(a.path().join("search.idx")).unwrap(), fs::read(b.path().join("search.idx")).unwrap());
 }
 
 #[test]
@@ -82,18 +75,7 @@ fn help_explains_every_option() {
         assert!(text.contains(command), "--help lists {command}:\n{text}");
     }
     let cases: [(&str, &[&str]); 2] = [
-        (
-            "build",
-            &[
-                "--input",
-                "--output",
-                "--index",
-                "--base-url",
-                "--site-url",
-                "--import-page-size",
-                "--quiet",
-            ],
-        ),
+        ("build", &["--input", "--output", "--index", "--base-url", "--site-url", "--import-page-size", "--quiet"]),
         ("sample", &["--services", "--seed", "--out"]),
     ];
     for (command, options) in cases {
@@ -108,10 +90,7 @@ fn help_explains_every_option() {
                 .collect::<Vec<_>>()
                 .join(" ");
             // Each option has a sentence of its own, not only its name.
-            assert!(
-                line.split_whitespace().count() >= 5,
-                "{command} --help explains {option}:\n{text}"
-            );
+            assert!(line.split_whitespace().count() >= 5, "{command} --help explains {option}:\n{text}");
         }
     }
 }
@@ -127,11 +106,7 @@ fn bad_usage_exits_2() {
 #[test]
 fn html_views_match_their_reviewed_snapshots() {
     let work = tempfile::tempdir().unwrap();
-    assert_ok(&common::build(
-        &fixture("small"),
-        work.path(),
-        &["--import-page-size", "4"],
-    ));
+    assert_ok(&common::build(&fixture("small"), work.path(), &["--import-page-size", "4"]));
     let public = work.path().join("public");
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path("snapshots/html");

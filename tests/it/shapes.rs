@@ -29,9 +29,7 @@ enum Ty {
 }
 
 fn check(value: &Value, what: &str, fields: &[(&str, Ty)]) {
-    let obj = value
-        .as_object()
-        .unwrap_or_else(|| panic!("{what}: not an object: {value}"));
+    let obj = value.as_object().unwrap_or_else(|| panic!("{what}: not an object: {value}"));
     let got: BTreeSet<&str> = obj.keys().map(String::as_str).collect();
     let want: BTreeSet<&str> = fields.iter().map(|(k, _)| *k).collect();
     assert_eq!(got, want, "{what}: key set");
@@ -39,9 +37,7 @@ fn check(value: &Value, what: &str, fields: &[(&str, Ty)]) {
         let v = &obj[*key];
         let ok = match ty {
             Ty::Str => v.is_string(),
-            Ty::Uuid => v
-                .as_str()
-                .is_some_and(|s| uuid::Uuid::try_parse(s).is_ok() && s.len() == 36),
+            Ty::Uuid => v.as_str().is_some_and(|s| uuid::Uuid::try_parse(s).is_ok() && s.len() == 36),
             Ty::Bool => v.is_boolean(),
             Ty::Int => v.is_u64(),
             Ty::Num => v.is_f64() || v.is_i64() || v.is_u64(),
@@ -49,14 +45,7 @@ fn check(value: &Value, what: &str, fields: &[(&str, Ty)]) {
             Ty::TimeList => v.as_str().is_some_and(|s| is_time(s, "+00:00")),
             Ty::TimeSingle => v.as_str().is_some_and(|s| is_time(s, "Z")),
             Ty::AreaTypeName => v.as_str().is_some_and(|s| {
-                [
-                    "Country",
-                    "Region",
-                    "Local Authority",
-                    "Health Board",
-                    "Integration Authority (HSCP)",
-                ]
-                .contains(&s)
+                ["Country", "Region", "Local Authority", "Health Board", "Integration Authority (HSCP)"].contains(&s)
             }),
             Ty::AreaTypeNumeric => v.as_str().is_some_and(|s| ["0", "1", "2", "3", "4"].contains(&s)),
             Ty::Nested => v.is_object() || v.is_array(),
@@ -90,11 +79,7 @@ fn check_meta(meta: &Value, entries: usize) {
 }
 
 fn check_area(area: &Value, ty: Ty) {
-    check(
-        area,
-        "service area",
-        &[("code", Ty::Str), ("type", ty), ("name", Ty::Str)],
-    );
+    check(area, "service area", &[("code", Ty::Str), ("type", ty), ("name", Ty::Str)]);
 }
 
 fn check_category_ref(cat: &Value) {
@@ -157,34 +142,20 @@ fn check_service_v4(s: &Value, single: bool) {
             ("slug", Ty::Str),
         ],
     );
-    array(&s["categories"], "categories")
-        .iter()
-        .for_each(check_category_ref);
+    array(&s["categories"], "categories").iter().for_each(check_category_ref);
     let area_ty = if single { Ty::AreaTypeNumeric } else { Ty::AreaTypeName };
-    array(&s["service_areas"], "service_areas")
-        .iter()
-        .for_each(|a| check_area(a, area_ty));
+    array(&s["service_areas"], "service_areas").iter().for_each(|a| check_area(a, area_ty));
     array(&s["locations"], "locations").iter().for_each(check_location);
 }
 
 fn check_category_node(node: &Value) {
-    check(
-        node,
-        "v4 category",
-        &[("name", Ty::Str), ("slug", Ty::Str), ("sub_categories", Ty::Nested)],
-    );
-    array(&node["sub_categories"], "sub_categories")
-        .iter()
-        .for_each(check_category_node);
+    check(node, "v4 category", &[("name", Ty::Str), ("slug", Ty::Str), ("sub_categories", Ty::Nested)]);
+    array(&node["sub_categories"], "sub_categories").iter().for_each(check_category_node);
 }
 
 fn built() -> (tempfile::TempDir, std::path::PathBuf) {
     let work = tempfile::tempdir().unwrap();
-    assert_ok(&common::build(
-        &fixture("small"),
-        work.path(),
-        &["--import-page-size", "4"],
-    ));
+    assert_ok(&common::build(&fixture("small"), work.path(), &["--import-page-size", "4"]));
     let public = work.path().join("public");
     (work, public)
 }
@@ -253,12 +224,8 @@ fn v4_single_organisation() {
                     ("service_areas", Ty::Nested),
                 ],
             );
-            array(&s["categories"], "categories")
-                .iter()
-                .for_each(check_category_ref);
-            array(&s["service_areas"], "areas")
-                .iter()
-                .for_each(|a| check_area(a, Ty::AreaTypeNumeric));
+            array(&s["categories"], "categories").iter().for_each(check_category_ref);
+            array(&s["service_areas"], "areas").iter().for_each(|a| check_area(a, Ty::AreaTypeNumeric));
         }
         array(&org["locations"], "locations").iter().for_each(check_location);
     }
@@ -289,10 +256,7 @@ fn v4_1_import_pages() {
         }
     }
     assert_eq!(seen, 6);
-    assert_eq!(
-        json(&public, "api/v4/import/index.json"),
-        json(&public, "api/v4/import/page/1/index.json")
-    );
+    assert_eq!(json(&public, "api/v4/import/index.json"), json(&public, "api/v4/import/page/1/index.json"));
 }
 
 #[test]
@@ -305,9 +269,7 @@ fn v4_lists() {
     let areas = json(&public, "api/v4/service-areas/index.json");
     check(&areas, "service areas", &[("meta", Ty::Nested), ("data", Ty::Nested)]);
     check_meta(&areas["meta"], 2);
-    array(&areas["data"], "data")
-        .iter()
-        .for_each(|a| check_area(a, Ty::AreaTypeName));
+    array(&areas["data"], "data").iter().for_each(|a| check_area(a, Ty::AreaTypeName));
 }
 
 #[test]
@@ -317,19 +279,8 @@ fn v3_lists() {
     let list = array(&cats, "v3 categories");
     assert_eq!(list.len(), 8);
     for c in list {
-        check(
-            c,
-            "v3 category",
-            &[
-                ("id", Ty::Int),
-                ("name", Ty::Str),
-                ("slug", Ty::Str),
-                ("parent", Ty::IntOrNull),
-            ],
-        );
+        check(c, "v3 category", &[("id", Ty::Int), ("name", Ty::Str), ("slug", Ty::Str), ("parent", Ty::IntOrNull)]);
     }
     let areas = json(&public, "api/v3/service-areas/index.json");
-    array(&areas, "v3 areas")
-        .iter()
-        .for_each(|a| check_area(a, Ty::AreaTypeNumeric));
+    array(&areas, "v3 areas").iter().for_each(|a| check_area(a, Ty::AreaTypeNumeric));
 }

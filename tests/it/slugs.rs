@@ -34,23 +34,10 @@ fn built(public: &Path, kind: &str) -> BTreeMap<String, Built> {
         let value = common::json(public, &format!("api/v4/{kind}/{key}/index.json"));
         let data = &value["data"];
         assert_eq!(data["id"], json!(key), "{kind}/{key}: id");
-        let slug = data["slug"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{kind}/{key}: no slug"))
-            .to_owned();
+        let slug = data["slug"].as_str().unwrap_or_else(|| panic!("{kind}/{key}: no slug")).to_owned();
         let by_slug = common::json(public, &format!("api/v4/{kind}/{slug}/index.json"));
-        assert_eq!(
-            by_slug["data"]["id"],
-            json!(key),
-            "{kind}/{slug}/ shows another record than {kind}/{key}/"
-        );
-        records.insert(
-            key,
-            Built {
-                name: data["name"].as_str().unwrap().to_owned(),
-                slug,
-            },
-        );
+        assert_eq!(by_slug["data"]["id"], json!(key), "{kind}/{slug}/ shows another record than {kind}/{key}/");
+        records.insert(key, Built { name: data["name"].as_str().unwrap().to_owned(), slug });
     }
     assert!(!records.is_empty(), "no {kind} under {}", root.display());
     records
@@ -61,10 +48,7 @@ fn rule_broken(slug: &str) -> Option<&'static str> {
     if slug.is_empty() || slug.len() > MAX_LEN {
         return Some("not 1 to 120 characters");
     }
-    if !slug
-        .split('-')
-        .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
-    {
+    if !slug.split('-').all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())) {
         return Some("not lower-case ASCII letters and digits joined by single hyphens");
     }
     let hex: String = slug.chars().filter(|c| *c != '-').collect();
@@ -93,9 +77,7 @@ fn check_generated(what: &str, name: &str, slug: &str) -> Result<(), String> {
     if let Some(problem) = rule_broken(slug) {
         return Err(format!("{what}: slug {slug:?} is {problem}"));
     }
-    let (base, number) = slug
-        .rsplit_once('-')
-        .ok_or_else(|| format!("{what}: slug {slug:?} has no `-<number>`"))?;
+    let (base, number) = slug.rsplit_once('-').ok_or_else(|| format!("{what}: slug {slug:?} has no `-<number>`"))?;
     if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!("{what}: slug {slug:?} does not end in `-<number>`"));
     }
@@ -107,9 +89,7 @@ fn check_generated(what: &str, name: &str, slug: &str) -> Result<(), String> {
     let room = MAX_LEN - 1 - number.len();
     let cut = full[..full.len().min(room)].trim_end_matches('-');
     if base != cut {
-        return Err(format!(
-            "{what}: slug {slug:?} of name {name:?}: expected {cut:?} before the number"
-        ));
+        return Err(format!("{what}: slug {slug:?} of name {name:?}: expected {cut:?} before the number"));
     }
     Ok(())
 }
@@ -185,11 +165,8 @@ fn generated_slugs_have_the_documented_form() {
     let work = tempfile::tempdir().unwrap();
     let input = copy_fixture(work.path());
     let names = awkward_names();
-    let orgs: Vec<Value> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| org(&format!("0b000000-0000-4000-8000-{i:012}"), n))
-        .collect();
+    let orgs: Vec<Value> =
+        names.iter().enumerate().map(|(i, n)| org(&format!("0b000000-0000-4000-8000-{i:012}"), n)).collect();
     let services: Vec<Value> = names
         .iter()
         .enumerate()
@@ -220,17 +197,8 @@ fn generated_slugs_have_the_documented_form() {
             checked += 1;
         }
     }
-    assert_eq!(
-        checked,
-        2 * names.len() + 6 + 2,
-        "published services and organisations checked"
-    );
-    assert!(
-        problems.is_empty(),
-        "{} slug problem(s):\n  {}",
-        problems.len(),
-        problems.join("\n  ")
-    );
+    assert_eq!(checked, 2 * names.len() + 6 + 2, "published services and organisations checked");
+    assert!(problems.is_empty(), "{} slug problem(s):\n  {}", problems.len(), problems.join("\n  "));
 }
 
 #[test]
@@ -253,34 +221,14 @@ fn slugs_stay_the_same_when_records_are_added() {
         org("0b000000-0000-4000-8000-000000000001", "Hidden Org"),
     ];
     let new_services_top = [
-        service(
-            "00000000-0000-4000-8000-0000000000a1",
-            ORG_GLASGOW,
-            "City Centre Foodbank",
-        ),
-        service(
-            "5e000000-0000-4000-8000-000000000000",
-            "00000000-0000-4000-8000-000000000001",
-            "City Centre Foodbank",
-        ),
-        service(
-            "5e000000-0000-4000-8000-000000000009",
-            ORG_CAFE,
-            "Café Còmhla — “drop-in” <b>café</b>",
-        ),
+        service("00000000-0000-4000-8000-0000000000a1", ORG_GLASGOW, "City Centre Foodbank"),
+        service("5e000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000001", "City Centre Foodbank"),
+        service("5e000000-0000-4000-8000-000000000009", ORG_CAFE, "Café Còmhla — “drop-in” <b>café</b>"),
     ];
     let new_services_bottom = [
-        service(
-            "ffffffff-0000-4000-8000-0000000000a1",
-            ORG_GLASGOW,
-            "Argyle St Lunch Club",
-        ),
+        service("ffffffff-0000-4000-8000-0000000000a1", ORG_GLASGOW, "Argyle St Lunch Club"),
         service("5e000000-0000-4000-8000-00000000000a", ORG_CAFE, "Online Peer Support"),
-        service(
-            "5e000000-0000-4000-8000-00000000000b",
-            ORG_CAFE,
-            "Scotland-wide Money Helpline",
-        ),
+        service("5e000000-0000-4000-8000-00000000000b", ORG_CAFE, "Scotland-wide Money Helpline"),
         service(
             "5e000000-0000-4000-8000-00000000000c",
             "0b000000-0000-4000-8000-000000000001",
@@ -297,53 +245,28 @@ fn slugs_stay_the_same_when_records_are_added() {
     let after_orgs = built(&public, "organisations");
 
     for (kind, before, after, added) in [
-        (
-            "services",
-            &before_services,
-            &after_services,
-            new_services_top.len() + new_services_bottom.len(),
-        ),
-        (
-            "organisations",
-            &before_orgs,
-            &after_orgs,
-            new_orgs_top.len() + new_orgs_bottom.len(),
-        ),
+        ("services", &before_services, &after_services, new_services_top.len() + new_services_bottom.len()),
+        ("organisations", &before_orgs, &after_orgs, new_orgs_top.len() + new_orgs_bottom.len()),
     ] {
-        assert_eq!(
-            after.len(),
-            before.len() + added,
-            "{kind}: every new record is published"
-        );
+        assert_eq!(after.len(), before.len() + added, "{kind}: every new record is published");
         let changed: Vec<String> = before
             .iter()
             .filter(|(id, b)| after.get(*id).map(|a| &a.slug) != Some(&b.slug))
             .map(|(id, b)| format!("{id}: {:?} → {:?}", b.slug, after.get(id).map(|a| &a.slug)))
             .collect();
-        assert!(
-            changed.is_empty(),
-            "{kind}: slugs of existing records changed:\n  {}",
-            changed.join("\n  ")
-        );
+        assert!(changed.is_empty(), "{kind}: slugs of existing records changed:\n  {}", changed.join("\n  "));
         let slugs: BTreeSet<&str> = after.values().map(|r| r.slug.as_str()).collect();
         assert_eq!(slugs.len(), after.len(), "{kind}: slugs are unique");
         // New records named like old ones get slugs of their own, of the documented form.
         for (id, record) in after.iter().filter(|(id, _)| !before.contains_key(*id)) {
             check_generated(&format!("{kind}/{id}"), &record.name, &record.slug).unwrap();
             for (old_id, old) in before.iter().filter(|(_, old)| old.name == record.name) {
-                assert_ne!(
-                    record.slug, old.slug,
-                    "{kind}/{id} took the slug of {old_id}, which has the same name"
-                );
+                assert_ne!(record.slug, old.slug, "{kind}/{id} took the slug of {old_id}, which has the same name");
             }
         }
-        let namesakes = after
-            .iter()
-            .filter(|(id, r)| !before.contains_key(*id) && before.values().any(|b| b.name == r.name));
-        assert!(
-            namesakes.count() >= 3,
-            "{kind}: the test adds records named like existing ones"
-        );
+        let namesakes =
+            after.iter().filter(|(id, r)| !before.contains_key(*id) && before.values().any(|b| b.name == r.name));
+        assert!(namesakes.count() >= 3, "{kind}: the test adds records named like existing ones");
     }
 
     // A record's slug does not depend on where its line is, either: a fresh build of the
@@ -355,16 +278,8 @@ fn slugs_stay_the_same_when_records_are_added() {
     }
     let other = tempfile::tempdir().unwrap();
     assert_ok(&common::build(&input, other.path(), &[]));
-    assert_eq!(
-        built(&other.path().join("public"), "services"),
-        after_services,
-        "services, lines reversed"
-    );
-    assert_eq!(
-        built(&other.path().join("public"), "organisations"),
-        after_orgs,
-        "organisations, lines reversed"
-    );
+    assert_eq!(built(&other.path().join("public"), "services"), after_services, "services, lines reversed");
+    assert_eq!(built(&other.path().join("public"), "organisations"), after_orgs, "organisations, lines reversed");
 }
 
 #[test]
@@ -374,46 +289,21 @@ fn given_slugs_are_never_rewritten() {
     let long = format!("{}-9", "z".repeat(MAX_LEN - 2));
     let given_services = [
         ("5f100000-0000-4000-8000-000000000001", "Anything At All", "a"),
-        (
-            "5f100000-0000-4000-8000-000000000002",
-            "Zebra Crossing Club",
-            "aardvark",
-        ),
-        (
-            "5f100000-0000-4000-8000-000000000003",
-            "City Centre Foodbank",
-            "city-centre-foodbank",
-        ),
+        ("5f100000-0000-4000-8000-000000000002", "Zebra Crossing Club", "aardvark"),
+        ("5f100000-0000-4000-8000-000000000003", "City Centre Foodbank", "city-centre-foodbank"),
         ("5f100000-0000-4000-8000-000000000004", "Foodbank", "foodbank"),
         ("5f100000-0000-4000-8000-000000000005", "Year", "2024"),
         ("5f100000-0000-4000-8000-000000000006", "Long", long.as_str()),
-        (
-            "5f100000-0000-4000-8000-000000000007",
-            "Café Còmhla & Friends",
-            "cafe-comhla-and-friends-1",
-        ),
+        ("5f100000-0000-4000-8000-000000000007", "Café Còmhla & Friends", "cafe-comhla-and-friends-1"),
     ];
-    let services: Vec<Value> = given_services
-        .iter()
-        .map(|(id, name, slug)| with_slug(service(id, ORG_CAFE, name), slug))
-        .collect();
+    let services: Vec<Value> =
+        given_services.iter().map(|(id, name, slug)| with_slug(service(id, ORG_CAFE, name), slug)).collect();
     append(&input, "services.jsonl", &services);
     let given_orgs = [
-        (
-            "0b100000-0000-4000-8000-000000000001",
-            "Glasgow Foodbank Network",
-            "glasgow-foodbank-network",
-        ),
-        (
-            "0b100000-0000-4000-8000-000000000002",
-            "Name That Says Nothing Of The Slug",
-            "x1",
-        ),
+        ("0b100000-0000-4000-8000-000000000001", "Glasgow Foodbank Network", "glasgow-foodbank-network"),
+        ("0b100000-0000-4000-8000-000000000002", "Name That Says Nothing Of The Slug", "x1"),
     ];
-    let orgs: Vec<Value> = given_orgs
-        .iter()
-        .map(|(id, name, slug)| with_slug(org(id, name), slug))
-        .collect();
+    let orgs: Vec<Value> = given_orgs.iter().map(|(id, name, slug)| with_slug(org(id, name), slug)).collect();
     append(&input, "organisations.jsonl", &orgs);
     assert_ok(&common::build(&input, work.path(), &[]));
     let public = work.path().join("public");
@@ -422,10 +312,7 @@ fn given_slugs_are_never_rewritten() {
     for (id, _, slug) in given_services {
         assert_eq!(services[id].slug, slug, "services/{id}: given slug rewritten");
     }
-    assert_eq!(
-        services["5e000000-0000-4000-8000-000000000002"].slug, "befriending-line",
-        "fixture's given slug"
-    );
+    assert_eq!(services["5e000000-0000-4000-8000-000000000002"].slug, "befriending-line", "fixture's given slug");
     let orgs = built(&public, "organisations");
     for (id, _, slug) in given_orgs {
         assert_eq!(orgs[id].slug, slug, "organisations/{id}: given slug rewritten");
@@ -433,9 +320,7 @@ fn given_slugs_are_never_rewritten() {
     assert_eq!(orgs[ORG_CAFE].slug, "cafe-comhla", "fixture's given slug");
 
     // Renaming a record with a given slug keeps the slug.
-    let text = fs::read_to_string(input.join("services.jsonl"))
-        .unwrap()
-        .replace("Zebra Crossing Club", "Renamed");
+    let text = fs::read_to_string(input.join("services.jsonl")).unwrap().replace("Zebra Crossing Club", "Renamed");
     fs::write(input.join("services.jsonl"), text).unwrap();
     assert_ok(&common::build(&input, work.path(), &[]));
     let services = built(&public, "services");

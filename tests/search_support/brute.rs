@@ -42,13 +42,7 @@ struct Word {
 }
 
 fn stemmed(stemmer: &Stemmer, text: &str) -> Vec<Word> {
-    words(text)
-        .into_iter()
-        .map(|w| Word {
-            stem: stemmer.stem(&w).into_owned(),
-            text: w,
-        })
-        .collect()
+    words(text).into_iter().map(|w| Word { stem: stemmer.stem(&w).into_owned(), text: w }).collect()
 }
 
 fn word_matches(query: &Word, word: &Word) -> bool {
@@ -79,11 +73,8 @@ impl<'d> Oracle<'d> {
             .services
             .iter()
             .map(|s| {
-                let categories: Vec<&str> = s
-                    .categories
-                    .iter()
-                    .map(|&c| dir.categories.nodes[c as usize].name.as_str())
-                    .collect();
+                let categories: Vec<&str> =
+                    s.categories.iter().map(|&c| dir.categories.nodes[c as usize].name.as_str()).collect();
                 [
                     stemmed(&stemmer, &s.name),
                     stemmed(&stemmer, &s.description),
@@ -121,29 +112,18 @@ fn search(oracle: &Oracle<'_>, query: &Query) -> Option<(usize, Vec<Uuid>)> {
     let dir = oracle.dir;
     let postcode = dir.postcodes.find(&query.postcode).expect("a valid postcode");
     let mut query_words: Vec<Word> = Vec::new();
-    for w in query
-        .q
-        .as_deref()
-        .map(|q| stemmed(&oracle.stemmer, q))
-        .unwrap_or_default()
-    {
+    for w in query.q.as_deref().map(|q| stemmed(&oracle.stemmer, q)).unwrap_or_default() {
         if !query_words.iter().any(|seen| seen.text == w.text) {
             query_words.push(w);
         }
     }
     let mut hits: Vec<(Option<f64>, f64, &str, Uuid)> = Vec::new();
     for (ix, service) in dir.services.iter().enumerate() {
-        let area_codes: Vec<&str> = service
-            .service_areas
-            .iter()
-            .map(|&a| dir.service_areas[a as usize].code.as_str())
-            .collect();
+        let area_codes: Vec<&str> =
+            service.service_areas.iter().map(|&a| dir.service_areas[a as usize].code.as_str()).collect();
         let in_area = area_codes.iter().any(|code| postcode.areas.iter().any(|p| p == code));
-        let distances: Vec<f64> = service
-            .locations
-            .iter()
-            .map(|&l| dir.locations[l as usize].point.distance_m(postcode.point))
-            .collect();
+        let distances: Vec<f64> =
+            service.locations.iter().map(|&l| dir.locations[l as usize].point.distance_m(postcode.point)).collect();
         let near = distances.iter().any(|&d| d <= query.radius as f64);
         // Search 3, word for word (hence the redundant `|| in_area`).
         #[allow(clippy::nonminimal_bool)]
@@ -198,10 +178,7 @@ fn search(oracle: &Oracle<'_>, query: &Query) -> Option<(usize, Vec<Uuid>)> {
             (None, Some(_)) => std::cmp::Ordering::Greater,
             (None, None) => std::cmp::Ordering::Equal,
         };
-        distance
-            .then(b.1.total_cmp(&a.1))
-            .then(a.2.cmp(b.2))
-            .then(a.3.cmp(&b.3))
+        distance.then(b.1.total_cmp(&a.1)).then(a.2.cmp(b.2)).then(a.3.cmp(&b.3))
     });
     // Search 8 and Errors.
     let count = hits.len();
@@ -209,8 +186,5 @@ fn search(oracle: &Oracle<'_>, query: &Query) -> Option<(usize, Vec<Uuid>)> {
     if query.page > 1 && start >= count {
         return None;
     }
-    Some((
-        count,
-        hits.iter().skip(start).take(query.page_size).map(|h| h.3).collect(),
-    ))
+    Some((count, hits.iter().skip(start).take(query.page_size).map(|h| h.3).collect()))
 }

@@ -31,10 +31,7 @@ pub fn publication() -> Publication {
 }
 
 /// The G2 1AL point.
-pub const G2: Point = Point {
-    lat: 55.8609,
-    lon: -4.2514,
-};
+pub const G2: Point = Point { lat: 55.8609, lon: -4.2514 };
 
 /// Area codes, in the order of `service_areas`.
 pub const AREAS: [(&str, AreaKind, &str); 9] = [
@@ -54,12 +51,7 @@ fn area(code: &str) -> u16 {
 }
 
 fn cat(input: (&str, &str), children: Vec<CategoryInput>) -> CategoryInput {
-    CategoryInput {
-        id: None,
-        name: input.1.into(),
-        slug: input.0.into(),
-        children,
-    }
+    CategoryInput { id: None, name: input.1.into(), slug: input.0.into(), children }
 }
 
 /// The category tree of the fixture: three levels under `activity`.
@@ -67,10 +59,7 @@ pub fn categories() -> CategoryTree {
     CategoryTree::build(&[
         cat(
             ("food-nutrition", "Food & Nutrition"),
-            vec![
-                cat(("foodbank", "Foodbank"), vec![]),
-                cat(("community-cafe", "Community Cafe"), vec![]),
-            ],
+            vec![cat(("foodbank", "Foodbank"), vec![]), cat(("community-cafe", "Community Cafe"), vec![])],
         ),
         cat(
             ("activity", "Activity"),
@@ -85,127 +74,40 @@ pub fn categories() -> CategoryTree {
         cat(("money", "Money"), vec![cat(("money-advice", "Money Advice"), vec![])]),
         cat(
             ("health-social-care-services", "Health & Social Care Services"),
-            vec![cat(
-                ("therapy", "Therapy"),
-                vec![cat(("counselling", "Counselling"), vec![])],
-            )],
+            vec![cat(("therapy", "Therapy"), vec![cat(("counselling", "Counselling"), vec![])])],
         ),
     ])
 }
 
 /// Named places: (name, point).
 pub const PLACES: [(&str, Point); 7] = [
-    (
-        "L0 Glasgow centre, 90 m from G2 1AL",
-        Point {
-            lat: 55.8609,
-            lon: -4.2500,
-        },
-    ),
-    (
-        "L1 Glasgow west, 3.2 km",
-        Point {
-            lat: 55.8700,
-            lon: -4.3000,
-        },
-    ),
-    (
-        "L2 Motherwell, 17 km",
-        Point {
-            lat: 55.7892,
-            lon: -3.9910,
-        },
-    ),
-    (
-        "L3 Edinburgh, 67 km",
-        Point {
-            lat: 55.9533,
-            lon: -3.1883,
-        },
-    ),
-    (
-        "L4 Glasgow east, 3.4 km",
-        Point {
-            lat: 55.8500,
-            lon: -4.2000,
-        },
-    ),
-    (
-        "L5 Glasgow, 120 m",
-        Point {
-            lat: 55.8620,
-            lon: -4.2514,
-        },
-    ),
-    (
-        "L6 Glasgow south, 4.9 km",
-        Point {
-            lat: 55.8169,
-            lon: -4.2514,
-        },
-    ),
+    ("L0 Glasgow centre, 90 m from G2 1AL", Point { lat: 55.8609, lon: -4.2500 }),
+    ("L1 Glasgow west, 3.2 km", Point { lat: 55.8700, lon: -4.3000 }),
+    ("L2 Motherwell, 17 km", Point { lat: 55.7892, lon: -3.9910 }),
+    ("L3 Edinburgh, 67 km", Point { lat: 55.9533, lon: -3.1883 }),
+    ("L4 Glasgow east, 3.4 km", Point { lat: 55.8500, lon: -4.2000 }),
+    ("L5 Glasgow, 120 m", Point { lat: 55.8620, lon: -4.2514 }),
+    ("L6 Glasgow south, 4.9 km", Point { lat: 55.8169, lon: -4.2514 }),
 ];
 
 /// One service of the fixture: (name, description, category slugs, area codes, places).
-pub type ServiceSpec = (
-    &'static str,
-    &'static str,
-    &'static [&'static str],
-    &'static [&'static str],
-    &'static [usize],
-);
+pub type ServiceSpec = (&'static str, &'static str, &'static [&'static str], &'static [&'static str], &'static [usize]);
 
 /// The services of the fixture, in id order. Comments say what each one is for.
 pub const SERVICES: [ServiceSpec; 15] = [
     // Area match without any location: last among the G2 results.
-    (
-        "Glasgow Foodbank",
-        "Emergency food parcels.",
-        &["foodbank"],
-        &["S12000046"],
-        &[],
-    ),
+    ("Glasgow Foodbank", "Emergency food parcels.", &["foodbank"], &["S12000046"], &[]),
     // Radius match without areas; "walks" for stemming.
-    (
-        "Park Strollers",
-        "Gentle walks in the park every week.",
-        &["outdoor-pursuits"],
-        &[],
-        &[1],
-    ),
+    ("Park Strollers", "Gentle walks in the park every week.", &["outdoor-pursuits"], &[], &[1]),
     // 90 m from G2 1AL, but serves only North Lanarkshire: never shown for G2 1AL.
-    (
-        "Lanarkshire Money Advice",
-        "Debt and benefits help.",
-        &["money-advice"],
-        &["S12000044"],
-        &[0],
-    ),
+    ("Lanarkshire Money Advice", "Debt and benefits help.", &["money-advice"], &["S12000044"], &[0]),
     // National (Country), no location.
     ("Scotland Helpline", "Phone line for anyone.", &["money"], &["XS"], &[]),
     // Area-less and far away: only near Edinburgh.
-    (
-        "Edinburgh Community Cafe",
-        "Soup, tea and company.",
-        &["community-cafe"],
-        &[],
-        &[3],
-    ),
+    ("Edinburgh Community Cafe", "Soup, tea and company.", &["community-cafe"], &[], &[3]),
     // Five services at L4: ties on distance.
-    (
-        "The Counselling Rooms",
-        "Talk to a trained counsellor.",
-        &["counselling"],
-        &[],
-        &[4],
-    ),
-    (
-        "Listening Ear",
-        "Counselling and talk therapy.",
-        &["therapy"],
-        &[],
-        &[4],
-    ),
+    ("The Counselling Rooms", "Talk to a trained counsellor.", &["counselling"], &[], &[4]),
+    ("Listening Ear", "Counselling and talk therapy.", &["therapy"], &[], &[4]),
     ("Apple Club", "A club for everyone.", &["exercise-get-fit"], &[], &[4]),
     ("Twin Service", "The first twin.", &[], &[], &[4]),
     ("Twin Service", "The second twin.", &[], &[], &[4]),
@@ -214,21 +116,9 @@ pub const SERVICES: [ServiceSpec; 15] = [
     // Glasgow area with one location in Edinburgh and one 120 m away: sorts by the nearest.
     ("Mobile Library", "Books on wheels.", &[], &["S12000046", "XS"], &[3, 5]),
     // A Region area makes a service national too; it never matches G2 1AL by area.
-    (
-        "Western Region Advice",
-        "Advice across the west.",
-        &["money-advice"],
-        &["RW"],
-        &[0],
-    ),
+    ("Western Region Advice", "Advice across the west.", &["money-advice"], &["RW"], &[0]),
     // 4.9 km away, area-less: inside the default radius, outside 4 km.
-    (
-        "Southside Zebra Club",
-        "Zumba and more.",
-        &["exercise-get-fit"],
-        &[],
-        &[6],
-    ),
+    ("Southside Zebra Club", "Zumba and more.", &["exercise-get-fit"], &[], &[6]),
     // Health board match only (S08000021), no location.
     ("Clyde Health Line", "Call us about health.", &[], &["S08000021"], &[]),
 ];
@@ -247,23 +137,9 @@ pub fn postcodes() -> PostcodeDirectory {
     };
     PostcodeDirectory {
         postcodes: vec![
-            pc(
-                "EH1 1AA",
-                Point {
-                    lat: 55.9533,
-                    lon: -3.1883,
-                },
-                &["S12000036", "XS", "XB"],
-            ),
+            pc("EH1 1AA", Point { lat: 55.9533, lon: -3.1883 }, &["S12000036", "XS", "XB"]),
             pc("G2 1AL", G2, &["S12000046", "S08000021", "S37000015", "XS", "XB"]),
-            pc(
-                "ML1 1AA",
-                Point {
-                    lat: 55.7892,
-                    lon: -3.9910,
-                },
-                &["S12000044", "S08000023", "XS", "XB"],
-            ),
+            pc("ML1 1AA", Point { lat: 55.7892, lon: -3.9910 }, &["S12000044", "S08000023", "XS", "XB"]),
             // A postcode whose codes are not on the list at all.
             pc("ZE1 0AA", Point { lat: 60.15, lon: -1.15 }, &["S12000099"]),
         ],
@@ -324,10 +200,7 @@ pub fn directory_of(services: &[ServiceSpec]) -> Directory {
                 url: String::new(),
                 phone: String::new(),
                 email: String::new(),
-                categories: cats
-                    .iter()
-                    .map(|c| categories.by_slug(c).expect("known category"))
-                    .collect(),
+                categories: cats.iter().map(|c| categories.by_slug(c).expect("known category")).collect(),
                 service_areas: areas.iter().map(|a| area(a)).collect(),
                 locations: places.iter().map(|&p| p as u32).collect(),
                 last_updated: Timestamp(1_710_000_000_123_456 + i as i64),
@@ -341,11 +214,7 @@ pub fn directory_of(services: &[ServiceSpec]) -> Directory {
         categories,
         service_areas: AREAS
             .iter()
-            .map(|(code, kind, name)| ServiceArea {
-                code: code.to_string(),
-                kind: *kind,
-                name: name.to_string(),
-            })
+            .map(|(code, kind, name)| ServiceArea { code: code.to_string(), kind: *kind, name: name.to_string() })
             .collect(),
         postcodes: postcodes(),
     }
@@ -388,11 +257,7 @@ impl Answer {
     pub fn names(&self) -> Vec<String> {
         let json = self.json();
         let list = json.get("data").or_else(|| json.get("results")).expect("a list");
-        list.as_array()
-            .expect("array")
-            .iter()
-            .map(|s| s["name"].as_str().unwrap_or("").to_owned())
-            .collect()
+        list.as_array().expect("array").iter().map(|s| s["name"].as_str().unwrap_or("").to_owned()).collect()
     }
 }
 
@@ -402,10 +267,7 @@ pub async fn send(state: &Arc<AppState>, method: Method, uri: &str, headers: &[(
     for (k, v) in headers {
         request = request.header(*k, *v);
     }
-    let response = app(state.clone())
-        .oneshot(request.body(Body::empty()).expect("request"))
-        .await
-        .expect("infallible");
+    let response = app(state.clone()).oneshot(request.body(Body::empty()).expect("request")).await.expect("infallible");
     let status = response.status();
     let headers = response.headers().clone();
     let body = response.into_body().collect().await.expect("body").to_bytes().to_vec();

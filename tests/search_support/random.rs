@@ -55,43 +55,19 @@ pub const VOCABULARY: [&str; 40] = [
 ];
 
 const CENTRES: [(Point, &[&str]); 4] = [
-    (
-        Point {
-            lat: 55.8609,
-            lon: -4.2514,
-        },
-        &["S12000046", "S08000021", "S37000015", "XS", "XB"],
-    ),
-    (
-        Point {
-            lat: 55.9533,
-            lon: -3.1883,
-        },
-        &["S12000036", "XS", "XB"],
-    ),
-    (
-        Point {
-            lat: 55.7892,
-            lon: -3.9910,
-        },
-        &["S12000044", "S08000023", "XS", "XB"],
-    ),
+    (Point { lat: 55.8609, lon: -4.2514 }, &["S12000046", "S08000021", "S37000015", "XS", "XB"]),
+    (Point { lat: 55.9533, lon: -3.1883 }, &["S12000036", "XS", "XB"]),
+    (Point { lat: 55.7892, lon: -3.9910 }, &["S12000044", "S08000023", "XS", "XB"]),
     (Point { lat: 56.4, lon: -5.0 }, &["XS", "XB"]),
 ];
 
 fn near(rng: &mut ChaCha8Rng, centre: Point, spread: f64) -> Point {
-    Point {
-        lat: centre.lat + rng.gen_range(-spread..spread),
-        lon: centre.lon + rng.gen_range(-spread..spread) * 1.8,
-    }
+    Point { lat: centre.lat + rng.gen_range(-spread..spread), lon: centre.lon + rng.gen_range(-spread..spread) * 1.8 }
 }
 
 fn sentence(rng: &mut ChaCha8Rng, words: std::ops::Range<usize>) -> String {
     let n = rng.gen_range(words);
-    (0..n)
-        .map(|_| *VOCABULARY.choose(rng).expect("words"))
-        .collect::<Vec<_>>()
-        .join(" ")
+    (0..n).map(|_| *VOCABULARY.choose(rng).expect("words")).collect::<Vec<_>>().join(" ")
 }
 
 /// A directory of `services` services around four places: areas of every kind, categories
@@ -146,13 +122,7 @@ pub fn directory(seed: u64, services: usize) -> Directory {
     dir.organisations[0].locations = (0..location_count as u32).collect();
     dir.organisations[0].services.clear();
     dir.organisations[1].services.clear();
-    let names = [
-        "Community Cafe",
-        "Walking Group",
-        "Money Advice",
-        "Support Line",
-        "Park Club",
-    ];
+    let names = ["Community Cafe", "Walking Group", "Money Advice", "Support Line", "Park Club"];
     dir.services = (0..services)
         .map(|i| {
             let organisation = (i % 2) as u32;
@@ -168,16 +138,12 @@ pub fn directory(seed: u64, services: usize) -> Directory {
             let service_areas = if rng.gen_bool(0.45) {
                 vec![]
             } else {
-                (0..rng.gen_range(1..3))
-                    .map(|_| rng.gen_range(0..AREAS.len()) as u16)
-                    .collect()
+                (0..rng.gen_range(1..3)).map(|_| rng.gen_range(0..AREAS.len()) as u16).collect()
             };
             let locations = if rng.gen_bool(0.2) {
                 vec![]
             } else {
-                (0..rng.gen_range(1..4))
-                    .map(|_| rng.gen_range(0..location_count) as u32)
-                    .collect()
+                (0..rng.gen_range(1..4)).map(|_| rng.gen_range(0..location_count) as u32).collect()
             };
             Service {
                 id: Uuid::from_u128(0x5e00_0000_0000_4000_8000_0000_0000_0000 + i as u128 + 1),
@@ -233,12 +199,7 @@ pub fn words_of(dir: &Directory) -> Vec<String> {
         .services
         .iter()
         .take(300)
-        .flat_map(|s| {
-            format!("{} {}", s.name, s.description)
-                .split_whitespace()
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
+        .flat_map(|s| format!("{} {}", s.name, s.description).split_whitespace().map(str::to_owned).collect::<Vec<_>>())
         .chain(dir.categories.nodes.iter().map(|n| n.name.clone()))
         .collect();
     words.sort();
@@ -257,9 +218,7 @@ pub fn query(rng: &mut ChaCha8Rng, dir: &Directory, words: &[String]) -> (Query,
     let v3 = rng.gen_bool(0.15);
     let mut url = form_urlencoded::Serializer::new(String::new());
     url.append_pair("postcode", &spelling);
-    let radius = *[0u64, 50, 300, 1000, 2500, 5000, 5000, 5000, 12_000, 40_000, 150_000]
-        .choose(rng)
-        .expect("radii");
+    let radius = *[0u64, 50, 300, 1000, 2500, 5000, 5000, 5000, 12_000, 40_000, 150_000].choose(rng).expect("radii");
     if radius != 5000 || rng.gen_bool(0.2) {
         url.append_pair("radius", &radius.to_string());
     }
@@ -278,11 +237,7 @@ pub fn query(rng: &mut ChaCha8Rng, dir: &Directory, words: &[String]) -> (Query,
     }
     let categories: Vec<String> = if rng.gen_bool(0.3) {
         (0..rng.gen_range(1..4))
-            .map(|_| {
-                dir.categories.nodes[rng.gen_range(0..dir.categories.nodes.len())]
-                    .slug
-                    .clone()
-            })
+            .map(|_| dir.categories.nodes[rng.gen_range(0..dir.categories.nodes.len())].slug.clone())
             .collect()
     } else {
         vec![]
@@ -290,9 +245,7 @@ pub fn query(rng: &mut ChaCha8Rng, dir: &Directory, words: &[String]) -> (Query,
     if !categories.is_empty() {
         url.append_pair("category", &categories.join(","));
     }
-    let location_type = *[None, None, None, Some("local"), Some("national")]
-        .choose(rng)
-        .expect("types");
+    let location_type = *[None, None, None, Some("local"), Some("national")].choose(rng).expect("types");
     if let Some(t) = location_type {
         url.append_pair("location_type", t);
     }
@@ -312,14 +265,6 @@ pub fn query(rng: &mut ChaCha8Rng, dir: &Directory, words: &[String]) -> (Query,
         url.append_pair("page", &page.to_string());
     }
     let path = if v3 { "/api/v3/search/" } else { "/api/v4/services/" };
-    let query = Query {
-        postcode: spelling,
-        q,
-        categories,
-        location_type,
-        radius,
-        page,
-        page_size,
-    };
+    let query = Query { postcode: spelling, q, categories, location_type, radius, page, page_size };
     (query, format!("{path}?{}", url.finish()))
 }

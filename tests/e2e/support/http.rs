@@ -55,10 +55,7 @@ impl Response {
 
 /// Sends one request to 127.0.0.1:`port`.
 pub fn request(port: u16, method: &str, target: &str, headers: &[(&str, &str)]) -> Response {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let what = format!("{method} {target}");
     runtime
         .block_on(async { tokio::time::timeout(Duration::from_secs(20), send(port, method, target, headers)).await })
@@ -90,12 +87,7 @@ async fn send(
     let headers = response
         .headers()
         .iter()
-        .map(|(n, v)| {
-            (
-                n.as_str().to_owned(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
+        .map(|(n, v)| (n.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
         .collect();
     let body = response.into_body().collect().await?.to_bytes().to_vec();
     Ok(Response { status, headers, body })

@@ -43,10 +43,7 @@ pub struct Build {
 impl Build {
     /// Builds `tests/fixtures/<fixture>` with `base_url`.
     pub fn new(fixture: &str, base_url: &str) -> Build {
-        let dir = tempfile::Builder::new()
-            .prefix("svcdir-e2e-")
-            .tempdir()
-            .expect("temp dir");
+        let dir = tempfile::Builder::new().prefix("svcdir-e2e-").tempdir().expect("temp dir");
         // nginx's workers run as `nobody` when the tests run as root (CI): they must be able
         // to read the build.
         open_to_all(dir.path());
@@ -61,14 +58,7 @@ impl Build {
     pub fn rebuild(&self, fixture: &str, base_url: &str) {
         let input = repo().join("tests/fixtures").join(fixture);
         let output = Command::new(env!("CARGO_BIN_EXE_svcdir"))
-            .args([
-                "build",
-                "--quiet",
-                "--import-page-size",
-                IMPORT_PAGE_SIZE,
-                "--base-url",
-                base_url,
-            ])
+            .args(["build", "--quiet", "--import-page-size", IMPORT_PAGE_SIZE, "--base-url", base_url])
             .arg("--input")
             .arg(&input)
             .arg("--output")
@@ -78,11 +68,7 @@ impl Build {
             .env_remove("SVCDIR_BASE_URL")
             .output()
             .expect("svcdir build runs");
-        assert!(
-            output.status.success(),
-            "svcdir build failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        assert!(output.status.success(), "svcdir build failed:\n{}", String::from_utf8_lossy(&output.stderr));
     }
 
     /// Bytes of a file of the build.
@@ -182,25 +168,13 @@ pub fn preview() -> Arc<Deployment> {
 /// Starts `svcdir serve` over `build` on a free port.
 pub fn start_preview(build: Arc<Build>) -> Deployment {
     let process = retry_port(|port| preview_process(&build, port));
-    Deployment {
-        kind: Kind::Preview,
-        port: process.port,
-        build,
-        processes: vec![process],
-        _prefix: None,
-    }
+    Deployment { kind: Kind::Preview, port: process.port, build, processes: vec![process], _prefix: None }
 }
 
 /// Starts `svcdir serve` over `build` on `port` (for a build made for that port).
 pub fn start_preview_on(build: Arc<Build>, port: u16) -> Deployment {
     let process = preview_process(&build, port).unwrap_or_else(|e| panic!("{e}"));
-    Deployment {
-        kind: Kind::Preview,
-        port,
-        build,
-        processes: vec![process],
-        _prefix: None,
-    }
+    Deployment { kind: Kind::Preview, port, build, processes: vec![process], _prefix: None }
 }
 
 fn preview_process(build: &Build, port: u16) -> Result<Process, String> {
@@ -234,16 +208,9 @@ fn retry_port(mut start: impl FnMut(u16) -> Result<Process, String>) -> Process 
 /// Where nginx is, if installed.
 pub fn nginx_binary() -> Option<PathBuf> {
     let candidates = std::env::var_os("PATH")
-        .map(|path| {
-            std::env::split_paths(&path)
-                .map(|dir| dir.join("nginx"))
-                .collect::<Vec<_>>()
-        })
+        .map(|path| std::env::split_paths(&path).map(|dir| dir.join("nginx")).collect::<Vec<_>>())
         .unwrap_or_default();
-    candidates
-        .into_iter()
-        .chain(["/usr/sbin/nginx".into(), "/usr/local/sbin/nginx".into()])
-        .find(|p| p.is_file())
+    candidates.into_iter().chain(["/usr/sbin/nginx".into(), "/usr/local/sbin/nginx".into()]).find(|p| p.is_file())
 }
 
 /// nginx + svcdir-search over the shared small build; `None` (after saying so) when nginx
@@ -260,27 +227,15 @@ pub fn nginx() -> Option<Arc<Deployment>> {
 /// A prefix directory for nginx with the configuration that `svcdir nginx-config` prints
 /// for `build`, listening on `port`, with `search` as the search servers.
 pub fn nginx_prefix(build: &Build, port: u16, search: &[String]) -> (tempfile::TempDir, PathBuf) {
-    let prefix = tempfile::Builder::new()
-        .prefix("svcdir-nginx-")
-        .tempdir()
-        .expect("temp dir");
+    let prefix = tempfile::Builder::new().prefix("svcdir-nginx-").tempdir().expect("temp dir");
     open_to_all(prefix.path());
     let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir"));
-    command
-        .arg("nginx-config")
-        .arg("--public")
-        .arg(&build.public)
-        .arg("--listen")
-        .arg(format!("127.0.0.1:{port}"));
+    command.arg("nginx-config").arg("--public").arg(&build.public).arg("--listen").arg(format!("127.0.0.1:{port}"));
     for server in search {
         command.arg("--search").arg(server);
     }
     let output = command.output().expect("svcdir nginx-config runs");
-    assert!(
-        output.status.success(),
-        "svcdir nginx-config failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "svcdir nginx-config failed:\n{}", String::from_utf8_lossy(&output.stderr));
     let conf = prefix.path().join("nginx.conf");
     fs::write(&conf, &output.stdout).expect("write nginx.conf");
     (prefix, conf)
@@ -294,11 +249,7 @@ pub fn start_nginx(binary: &Path, build: Arc<Build>, start_search: bool, extra: 
     if start_search {
         let process = retry_port(|port| {
             let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir-search"));
-            command
-                .arg("--index")
-                .arg(&build.index)
-                .arg("--listen")
-                .arg(format!("127.0.0.1:{port}"));
+            command.arg("--index").arg(&build.index).arg("--listen").arg(format!("127.0.0.1:{port}"));
             let log = build.dir().join(format!("search-{port}.log"));
             Process::spawn("svcdir-search", command, log, port)
         });
@@ -309,12 +260,7 @@ pub fn start_nginx(binary: &Path, build: Arc<Build>, start_search: bool, extra: 
     let nginx = retry_port(|port| {
         let (dir, conf) = nginx_prefix(&build, port, &search);
         let mut command = Command::new(binary);
-        command
-            .arg("-p")
-            .arg(dir.path())
-            .arg("-c")
-            .arg(&conf)
-            .args(["-g", "daemon off;"]);
+        command.arg("-p").arg(dir.path()).arg("-c").arg(&conf).args(["-g", "daemon off;"]);
         let log = dir.path().join("stderr.log");
         let process = Process::spawn("nginx", command, log, port);
         prefix = Some(dir);
@@ -323,13 +269,7 @@ pub fn start_nginx(binary: &Path, build: Arc<Build>, start_search: bool, extra: 
     let port = nginx.port;
     // nginx first in the list: it is stopped before the server it proxies to.
     processes.insert(0, nginx);
-    Deployment {
-        kind: Kind::Nginx,
-        port,
-        build,
-        processes,
-        _prefix: prefix,
-    }
+    Deployment { kind: Kind::Nginx, port, build, processes, _prefix: prefix }
 }
 
 /// A free port on 127.0.0.1: bound, read, released.
@@ -365,10 +305,7 @@ impl Process {
                 return Ok(process);
             }
             if let Ok(Some(status)) = process.child.try_wait() {
-                return Err(format!(
-                    "{name} exited with {status} before listening:\n{}",
-                    process.log_text()
-                ));
+                return Err(format!("{name} exited with {status} before listening:\n{}", process.log_text()));
             }
             if Instant::now() > deadline {
                 panic!("{name} does not listen on {port} after 20 s:\n{}", process.log_text());

@@ -30,11 +30,7 @@ pub fn shared_data() -> Option<PathBuf> {
 
 /// Runs the real `svcdir` binary.
 pub fn svcdir(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_svcdir"))
-        .args(args)
-        .env_remove("SVCDIR_BASE_URL")
-        .output()
-        .expect("svcdir runs")
+    Command::new(env!("CARGO_BIN_EXE_svcdir")).args(args).env_remove("SVCDIR_BASE_URL").output().expect("svcdir runs")
 }
 
 /// Base URL used by every test build.
@@ -79,12 +75,7 @@ pub fn read_tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
         .map(|e| e.expect("walk"))
         .filter(|e| e.file_type().is_file())
         .map(|e| {
-            let rel = e
-                .path()
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .replace('\\', "/");
+            let rel = e.path().strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
             (rel, fs::read(e.path()).unwrap())
         })
         .collect()
