@@ -111,8 +111,7 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
         .try_reduce(|| 0, |a, b| Ok(a + b))?;
 
     progress(Progress::Stage("indexing"));
-    let index = crate::index::SearchIndex::build(&dir, &cfg.publication);
-    index.write(&cfg.index)?;
+    crate::index::SearchIndex::write_directory(&dir, &cfg.publication, &cfg.index)?;
 
     progress(Progress::Stage("publishing"));
     let publish = publisher.commit(&fingerprint)?;

@@ -292,11 +292,14 @@ impl SearchIndex {
 
     /// The encoded file: header, then postcard.
     pub fn to_bytes(&self) -> Result<Vec<u8>, IndexError> {
-        let mut bytes = Vec::with_capacity(HEADER_LEN + 1024);
-        bytes.extend_from_slice(&MAGIC);
-        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        let stored = StoredRef { publication: &self.publication, directory: &self.directory, text: self.text.stored() };
-        Ok(postcard::to_extend(&stored, bytes)?)
+        encode(&StoredRef { publication: &self.publication, directory: &self.directory, text: self.text.stored() })
+    }
+
+    /// Writes the index of a directory straight from the borrowed model, without building
+    /// the query structures or a second copy of the directory: what `svcdir build` does.
+    pub fn write_directory(dir: &Directory, publication: &Publication, path: &Path) -> Result<(), IndexError> {
+        let text = TextIndex::build(dir);
+        write_file(path, &encode(&StoredRef { publication, directory: dir, text: &text })?)
     }
 
     /// Decodes and checks an encoded index; `path` only names the source in errors.
@@ -308,28 +311,41 @@ impl SearchIndex {
     /// Writes the index to `path`: into a temporary file beside it, then renamed over it, so
     /// that a reader never sees half a file. Creates the parent directory when missing.
     pub fn write(&self, path: &Path) -> Result<(), IndexError> {
-        let bytes = self.to_bytes()?;
-        let write_err = |source| IndexError::Write { path: path.to_path_buf(), source };
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&parent).map_err(write_err)?;
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "search.idx".into());
-        let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-        let result = (|| {
-            let mut file = std::fs::File::create(&temp)?;
-            file.write_all(&bytes)?;
-            file.sync_all()?;
-            std::fs::rename(&temp, path)
-        })();
-        if let Err(source) = result {
-            let _ = std::fs::remove_file(&temp);
-            return Err(write_err(source));
-        }
-        Ok(())
+        write_file(path, &self.to_bytes()?)
     }
+}
 
+fn encode(stored: &StoredRef<'_>) -> Result<Vec<u8>, IndexError> {
+    let mut bytes = Vec::with_capacity(HEADER_LEN + 1024);
+    bytes.extend_from_slice(&MAGIC);
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    Ok(postcard::to_extend(stored, bytes)?)
+}
+
+/// Writes into a temporary file beside `path`, then renames it over `path`.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
+    let write_err = |source| IndexError::Write { path: path.to_path_buf(), source };
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(write_err)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "search.idx".into());
+    let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if let Err(source) = result {
+        let _ = std::fs::remove_file(&temp);
+        return Err(write_err(source));
+    }
+    Ok(())
+}
+
+impl SearchIndex {
     /// Reads an index written by [`SearchIndex::write`].
     pub fn read(path: &Path) -> Result<SearchIndex, IndexError> {
         let bytes = std::fs::read(path).map_err(|source| match source.kind() {
