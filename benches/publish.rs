@@ -115,19 +115,19 @@ fn load_tree(root: &Path) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-/// The floor: create the directories and files, nothing else.
+/// The floor: create the directories (each once), then the files, nothing else.
 fn write_floor(root: &Path, files: &[(String, Vec<u8>)], parallel: bool) -> f64 {
     let started = Instant::now();
-    let write = |(rel, bytes): &(String, Vec<u8>)| {
-        let path = root.join(rel);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).unwrap();
-        }
-        fs::write(&path, bytes).unwrap();
-    };
+    let mut dirs: Vec<&str> = files.iter().filter_map(|(rel, _)| rel.rsplit_once('/').map(|(d, _)| d)).collect();
+    dirs.dedup();
+    let mkdir = |dir: &&str| fs::create_dir_all(root.join(dir)).unwrap();
+    let write = |(rel, bytes): &(String, Vec<u8>)| fs::write(root.join(rel), bytes).unwrap();
+    // Folders first, in sorted order (parents before children), then the files.
     if parallel {
+        dirs.par_iter().for_each(mkdir);
         files.par_iter().for_each(write);
     } else {
+        dirs.iter().for_each(mkdir);
         files.iter().for_each(write);
     }
     started.elapsed().as_secs_f64()
