@@ -140,7 +140,9 @@ fn change_one_service(input: &Path, round: usize) {
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let line = lines.iter().position(|l| !l.contains("\"published\":false")).unwrap();
     let mut record: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&lines[line]).unwrap();
-    record.insert("description".into(), format!("Changed for the benchmark, round {round}.").into());
+    // Unique to this run: the input folder is reused between runs.
+    let run = std::process::id();
+    record.insert("description".into(), format!("Changed for the benchmark, run {run}, round {round}.").into());
     lines[line] = serde_json::to_string(&record).unwrap();
     fs::write(&path, lines.join("\n") + "\n").unwrap();
 }

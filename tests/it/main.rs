@@ -3,6 +3,7 @@
 mod common;
 
 mod build;
+mod incremental;
 mod shapes;
 
 mod bad_input;

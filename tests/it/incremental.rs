@@ -1,0 +1,139 @@
+//! Incremental publishing (issue 5): a rebuild writes only the files whose bytes change,
+//! and a build with nothing new writes nothing.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+use crate::common::{self, assert_ok, fixture, read_tree};
+
+fn summary(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Paths whose bytes differ between two trees, or that exist in only one.
+fn changed(
+    before: &std::collections::BTreeMap<String, Vec<u8>>,
+    after: &std::collections::BTreeMap<String, Vec<u8>>,
+) -> BTreeSet<String> {
+    before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k) && k.as_str() != "_manifest.json")
+        .cloned()
+        .collect()
+}
+
+fn build_into(input: &Path, work: &Path) -> std::process::Output {
+    let output = common::svcdir(&[
+        "build",
+        "--input",
+        input.to_str().unwrap(),
+        "--output",
+        work.join("public").to_str().unwrap(),
+        "--index",
+        work.join("search.idx").to_str().unwrap(),
+        "--base-url",
+        common::BASE_URL,
+        "--import-page-size",
+        "4",
+    ]);
+    assert_ok(&output);
+    output
+}
+
+#[test]
+fn one_changed_service_rewrites_only_the_files_that_depend_on_it() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    build_into(&input, work.path());
+    let public = work.path().join("public");
+    let before = read_tree(&public);
+
+    // Nothing new: nothing written, the published generation stays.
+    let link_before = fs::read_link(&public).unwrap();
+    let noop = build_into(&input, work.path());
+    assert!(summary(&noop).contains("up to date"), "{}", summary(&noop));
+    assert_eq!(fs::read_link(&public).unwrap(), link_before);
+    assert_eq!(read_tree(&public), before);
+
+    // The Argyle St Lunch Club (services.jsonl line 3, on import page 1) gets a new
+    // description.
+    let services = input.join("services.jsonl");
+    let text = fs::read_to_string(&services).unwrap();
+    let edited = text.replacen(
+        r#""name": "Argyle St Lunch Club","#,
+        r#""name": "Argyle St Lunch Club", "description": "Now on Fridays too.","#,
+        1,
+    );
+    assert_ne!(text, edited);
+    fs::write(&services, edited).unwrap();
+    let rebuilt = build_into(&input, work.path());
+    let after = read_tree(&public);
+    let slug = "argyle-st-lunch-club";
+    let org = "2c5f3b8e-1d44-4c1a-9f0e-6a7b8c9d0e1f";
+    let service = "5e000000-0000-4000-8000-000000000003";
+    let org_slug = crate::common::json(&public, &format!("api/v4/organisations/{org}/index.json"))["data"]["slug"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let service_slug = crate::common::json(&public, &format!("api/v4/services/{service}/index.json"))["data"]["slug"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(service_slug.starts_with(slug));
+    let mut expected = BTreeSet::new();
+    for folder in [
+        format!("api/v4/services/{service}"),
+        format!("api/v4/services/{service_slug}"),
+        format!("api/v4/organisations/{org}"),
+        format!("api/v4/organisations/{org_slug}"),
+        // The service is on import page 1, which is also the import's first URL.
+        "api/v4/import".to_owned(),
+        "api/v4/import/page/1".to_owned(),
+    ] {
+        expected.insert(format!("{folder}/index.json"));
+        expected.insert(format!("{folder}/index.html"));
+    }
+    assert_eq!(changed(&before, &after), expected);
+    let line = summary(&rebuilt);
+    assert!(line.contains(&format!("{} changed", expected.len())), "{line}");
+    assert!(line.contains(&format!("{} unchanged", before.len() - 1 - expected.len())), "{line}");
+    assert!(line.contains("0 removed"), "{line}");
+
+    // The next rebuild goes to the other generation, which catches up; the tree is the same
+    // as a full build of the same input in a fresh place.
+    fs::write(&services, fs::read_to_string(&services).unwrap().replace("Now on Fridays too.", "Fridays.")).unwrap();
+    build_into(&input, work.path());
+    let fresh = tempfile::tempdir().unwrap();
+    build_into(&input, fresh.path());
+    let mut ours = read_tree(&public);
+    let mut theirs = read_tree(&fresh.path().join("public"));
+    // The manifests agree on every file; only the fingerprint (same input) is compared too.
+    ours.remove("_manifest.json");
+    theirs.remove("_manifest.json");
+    assert_eq!(ours, theirs);
+}
+
+#[test]
+fn a_removed_service_removes_its_files() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    build_into(&input, work.path());
+    let services = input.join("services.jsonl");
+    let text = fs::read_to_string(&services).unwrap();
+    let kept: Vec<&str> = text.lines().filter(|l| !l.contains("Online Peer Support")).collect();
+    fs::write(&services, kept.join("\n") + "\n").unwrap();
+    let rebuilt = build_into(&input, work.path());
+    let public = work.path().join("public");
+    assert!(!public.join("api/v4/services/5e000000-0000-4000-8000-000000000008").exists());
+    // id and slug folders, JSON and HTML each.
+    assert!(summary(&rebuilt).contains("4 removed"), "{}", summary(&rebuilt));
+    let manifest = crate::common::json(&public, "_manifest.json");
+    let listed: BTreeSet<String> = manifest["files"].as_object().unwrap().keys().cloned().collect();
+    let mut on_disk: BTreeSet<String> = read_tree(&public).into_keys().collect();
+    on_disk.remove("_manifest.json");
+    assert_eq!(listed, on_disk, "the manifest lists exactly the files");
+}
