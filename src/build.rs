@@ -61,6 +61,14 @@ pub enum BuildError {
     /// The search index could not be written.
     #[error("cannot write the search index: {0}")]
     Index(#[from] crate::index::IndexError),
+    /// A precompressed variant could not be encoded.
+    #[error("cannot compress {path}: {source}")]
+    Compress {
+        /// The variant's path.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// The input directory could not be read for its fingerprint.
     #[error("cannot read {path}: {source}")]
     Input {
@@ -102,11 +110,24 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
         .par_iter()
         .map(|&job| -> Result<usize, BuildError> {
             let outputs = ctx.render(job)?;
+            let mut count = outputs.len();
             for file in &outputs {
-                publisher.put(&file.path, &file.bytes)?;
+                let unchanged = publisher.put(&file.path, &file.bytes)?;
+                if cfg.precompress && crate::compress::worth_it(&file.path, file.bytes.len()) {
+                    for (suffix, encode) in crate::compress::ENCODINGS {
+                        let variant = format!("{}{suffix}", file.path);
+                        // An unchanged file's variants are unchanged: not encoded again.
+                        if !(unchanged && publisher.keep_held(&variant)) {
+                            let bytes = encode(&file.bytes)
+                                .map_err(|source| BuildError::Compress { path: variant.clone(), source })?;
+                            publisher.put(&variant, &bytes)?;
+                        }
+                        count += 1;
+                    }
+                }
             }
             progress(Progress::JobDone);
-            Ok(outputs.len())
+            Ok(count)
         })
         .try_reduce(|| 0, |a, b| Ok(a + b))?;
 
@@ -140,7 +161,7 @@ fn fingerprint(cfg: &BuildConfig) -> Result<String, BuildError> {
     if let Some(bytes) = std::env::current_exe().ok().and_then(|exe| std::fs::read(exe).ok()) {
         hasher.update(&bytes);
     }
-    let config = format!("{:?}|{}", cfg.publication, cfg.import_page_size);
+    let config = format!("{:?}|{}|{}", cfg.publication, cfg.import_page_size, cfg.precompress);
     hasher.update(&(config.len() as u64).to_le_bytes());
     hasher.update(config.as_bytes());
     let input_error = |path: &Path, source| BuildError::Input { path: path.to_owned(), source };

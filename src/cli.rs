@@ -62,6 +62,10 @@ pub struct BuildArgs {
     /// Services per page of /api/v4/import/.
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub import_page_size: usize,
+    /// Also write `.gz` and `.br` beside each JSON and HTML file of 256 bytes or more, for
+    /// nginx's gzip_static and CDNs that serve stored encodings.
+    #[arg(long)]
+    pub precompress: bool,
     /// No progress bar and no summary line; errors are still printed.
     #[arg(long, short)]
     pub quiet: bool,

@@ -33,6 +33,8 @@ pub struct BuildConfig {
     pub publication: Publication,
     /// Services per import page.
     pub import_page_size: usize,
+    /// Write `.gz` and `.br` variants.
+    pub precompress: bool,
 }
 
 impl BuildConfig {
@@ -52,6 +54,7 @@ impl BuildConfig {
             index: args.index.clone(),
             publication: Publication::with_defaults(base_url, site_url),
             import_page_size: args.import_page_size,
+            precompress: args.precompress,
         })
     }
 }

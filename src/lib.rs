@@ -5,6 +5,7 @@
 
 pub mod build;
 pub mod cli;
+pub mod compress;
 pub mod config;
 pub mod index;
 pub mod input;

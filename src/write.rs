@@ -197,13 +197,24 @@ impl Publisher {
         }
     }
 
+    /// Keeps a file the target generation already holds, without its bytes: for a variant
+    /// derived from a file that `put` found unchanged. False when the target lacks it.
+    pub fn keep_held(&self, rel: &str) -> bool {
+        let Some(entry) = self.held.files.get(rel) else { return false };
+        self.bytes.fetch_add(entry.size, Ordering::Relaxed);
+        self.new.lock().unwrap_or_else(|e| e.into_inner()).insert(rel.to_owned(), entry.clone());
+        true
+    }
+
     /// Puts one file into the target generation, writing it only when the generation does
-    /// not already hold these bytes. Safe to call from many threads.
-    pub fn put(&self, rel: &str, bytes: &[u8]) -> Result<(), WriteError> {
+    /// not already hold these bytes; true when it did hold them. Safe to call from many
+    /// threads.
+    pub fn put(&self, rel: &str, bytes: &[u8]) -> Result<bool, WriteError> {
         let path = resolve(&self.target, rel)?;
         let entry = FileEntry::of(bytes);
         let held = self.held.files.get(rel);
-        if held != Some(&entry) {
+        let unchanged = held == Some(&entry);
+        if !unchanged {
             if held.is_some() {
                 // The file may be a hard link shared with the published generation: never
                 // write through it, replace the name instead.
@@ -218,7 +229,7 @@ impl Publisher {
         }
         self.bytes.fetch_add(entry.size, Ordering::Relaxed);
         self.new.lock().unwrap_or_else(|e| e.into_inner()).insert(rel.to_owned(), entry);
-        Ok(())
+        Ok(unchanged)
     }
 
     /// Removes what the target holds but the build did not put, writes its manifest, and

@@ -137,3 +137,56 @@ fn a_removed_service_removes_its_files() {
     on_disk.remove("_manifest.json");
     assert_eq!(listed, on_disk, "the manifest lists exactly the files");
 }
+
+#[test]
+fn precompress_writes_variants_that_decode_to_each_file_and_follow_its_changes() {
+    use std::io::Read;
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    let build = || {
+        let out = common::build(&input, work.path(), &["--precompress"]);
+        assert_ok(&out);
+    };
+    build();
+    let public = work.path().join("public");
+    let tree = read_tree(&public);
+    let mut variants = 0;
+    for (path, bytes) in &tree {
+        let compressible = (path.ends_with(".json") || path.ends_with(".html")) && path != "_manifest.json";
+        if !compressible {
+            continue;
+        }
+        let (gz, br) = (tree.get(&format!("{path}.gz")), tree.get(&format!("{path}.br")));
+        if bytes.len() < svcdir::compress::MIN_LEN {
+            assert!(gz.is_none() && br.is_none(), "{path} is too small for variants");
+            continue;
+        }
+        let mut back = Vec::new();
+        flate2::read::GzDecoder::new(&gz.unwrap_or_else(|| panic!("{path}.gz"))[..]).read_to_end(&mut back).unwrap();
+        assert_eq!(&back, bytes, "{path}.gz");
+        back.clear();
+        brotli::Decompressor::new(&br.unwrap_or_else(|| panic!("{path}.br"))[..], 4096).read_to_end(&mut back).unwrap();
+        assert_eq!(&back, bytes, "{path}.br");
+        variants += 2;
+    }
+    assert!(variants > 80, "{variants}");
+    let manifest = crate::common::json(&public, "_manifest.json");
+    assert_eq!(manifest["files"].as_object().unwrap().len(), tree.len() - 1, "variants are in the manifest");
+
+    // A changed service: its files and their variants change, nothing else.
+    let services = input.join("services.jsonl");
+    let text = fs::read_to_string(&services).unwrap();
+    fs::write(&services, text.replacen("Emergency food parcels.", "Emergency food parcels, weekdays.", 1)).unwrap();
+    build();
+    let after = read_tree(&public);
+    let changed = changed(&tree, &after);
+    assert!(!changed.is_empty());
+    for path in &changed {
+        let base = path.trim_end_matches(".gz").trim_end_matches(".br");
+        assert!(changed.contains(base), "{path} changed without its file");
+        if after[base].len() >= svcdir::compress::MIN_LEN {
+            assert!(changed.contains(&format!("{base}.gz")) && changed.contains(&format!("{base}.br")), "{base}");
+        }
+    }
+}
