@@ -50,7 +50,10 @@ pub fn validate(dataset: Dataset) -> Result<Directory, DataErrors> {
     let services = check_services(&dataset.services, &refs, &locations, &mut errors);
     let aliases = alias_table(&dataset, &area_ix, &mut errors);
     let postcodes = resolve_postcodes(&dataset, &aliases);
-    if !errors.is_empty() {
+    // A dataset with unreadable lines is never resolved: a reference to a dropped record is
+    // not reported (its file's own error is), and resolving it would find nothing. The load
+    // errors come with it from `input::load_partial`.
+    if !errors.is_empty() || !dataset.incomplete.is_empty() {
         return Err(errors);
     }
     Ok(resolve(dataset, orgs, locations, services, categories, service_areas, postcodes))

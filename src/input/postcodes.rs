@@ -105,49 +105,72 @@ pub fn read_postcode_dir(dir: &Path, errors: &mut DataErrors) -> Vec<PostcodeRow
 
 /// Reads one NRS extract, with or without header, keeping live postcodes.
 pub fn read_postcode_file(path: &Path, name: &str, errors: &mut DataErrors) -> Vec<PostcodeRow> {
-    let mut reader = match csv::ReaderBuilder::new().has_headers(false).flexible(true).from_path(path) {
-        Ok(reader) => reader,
-        Err(err) => {
-            errors.push(DataError::file(name, format!("cannot be read: {err}")));
-            return Vec::new();
-        }
-    };
     let mut rows = Vec::new();
     let mut columns: Option<Columns> = None;
-    for result in reader.records() {
-        let record = match result {
-            Ok(record) => record,
-            Err(err) => {
-                let line = err.position().map(|p| p.line() as usize);
-                errors.push(DataError { line, ..DataError::file(name, format!("not valid CSV: {err}")) });
-                continue;
-            }
-        };
-        let line = record.position().map_or(0, |p| p.line() as usize);
+    for_each_record(path, name, errors, |line, record, errors| {
         let columns = match columns {
             Some(columns) => columns,
             None => {
-                let found = if is_header(&record) { header_columns(&record) } else { guess_layout(&record) };
-                match found {
+                let header = is_header(record);
+                match if header { header_columns(record) } else { guess_layout(record) } {
                     Ok(found) => {
                         columns = Some(found);
-                        if is_header(&record) {
-                            continue;
+                        if header {
+                            return true;
                         }
                         found
                     }
                     Err(message) => {
                         errors.push(DataError { line: Some(line), ..DataError::file(name, message) });
-                        return rows;
+                        return false;
                     }
                 }
             }
         };
-        if let Some(row) = parse_row(&record, columns, name, line, errors) {
+        if let Some(row) = parse_row(record, columns, name, line, errors) {
             rows.push(row);
         }
-    }
+        true
+    });
     rows
+}
+
+/// Reads a CSV file row by row (with or without header, rows of any width), handing each
+/// record and its line to `visit` until it says stop; a row the CSV reader rejects is
+/// reported with its line and skipped.
+fn for_each_record(
+    path: &Path,
+    name: &str,
+    errors: &mut DataErrors,
+    mut visit: impl FnMut(usize, &csv::StringRecord, &mut DataErrors) -> bool,
+) {
+    let mut reader = match csv::ReaderBuilder::new().has_headers(false).flexible(true).from_path(path) {
+        Ok(reader) => reader,
+        Err(err) => {
+            errors.push(DataError::file(name, format!("cannot be read: {err}")));
+            return;
+        }
+    };
+    let mut record = csv::StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(false) => return,
+            Ok(true) => {
+                let line = record.position().map_or(0, |p| p.line() as usize);
+                if !visit(line, &record, errors) {
+                    return;
+                }
+            }
+            Err(err) => {
+                let line = err.position().map(|p| p.line() as usize);
+                errors.push(DataError { line, ..DataError::file(name, format!("not valid CSV: {err}")) });
+                // An I/O error repeats forever; a malformed row does not.
+                if matches!(err.kind(), csv::ErrorKind::Io(_)) {
+                    return;
+                }
+            }
+        }
+    }
 }
 
 fn is_header(record: &csv::StringRecord) -> bool {
@@ -270,24 +293,8 @@ fn parse_row(
 /// Reads `area_code_aliases.csv`: `from_code,to_code` lines, an optional header.
 pub fn read_aliases(path: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
     let name = super::files::ALIASES;
-    let mut reader = match csv::ReaderBuilder::new().has_headers(false).flexible(true).from_path(path) {
-        Ok(reader) => reader,
-        Err(err) => {
-            errors.push(DataError::file(name, format!("cannot be read: {err}")));
-            return Vec::new();
-        }
-    };
     let mut rows = Vec::new();
-    for result in reader.records() {
-        let record = match result {
-            Ok(record) => record,
-            Err(err) => {
-                let line = err.position().map(|p| p.line() as usize);
-                errors.push(DataError { line, ..DataError::file(name, format!("not valid CSV: {err}")) });
-                continue;
-            }
-        };
-        let line = record.position().map_or(0, |p| p.line() as usize);
+    for_each_record(path, name, errors, |line, record, errors| {
         let fields: Vec<&str> = record.iter().map(str::trim).collect();
         match fields.as_slice() {
             ["from_code", "to_code"] if line == 1 => {}
@@ -303,7 +310,8 @@ pub fn read_aliases(path: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
                 "each line must be two non-empty codes: from_code,to_code",
             )),
         }
-    }
+        true
+    });
     rows
 }
 

@@ -1,0 +1,144 @@
+//! `kill -9` at random moments of `svcdir build`: the published output stays complete and
+//! unchanged, the index is never torn, and the next build gives what a fresh build gives.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use svcdir::write::{FileEntry, MANIFEST, Manifest};
+
+use crate::common::{BASE_URL, assert_ok, read_tree};
+
+/// Services of each generated dataset: about 1,000 files, so that a debug build takes
+/// a second or two, so kills land in every stage.
+const SERVICES: usize = 150;
+const KILLS: usize = 15;
+/// A complete build after every this many kills: the "next build" check.
+const COMPLETE_EVERY: usize = 5;
+
+fn build_args(input: &Path, work: &Path) -> Vec<String> {
+    let arg = |p: PathBuf| p.to_str().expect("UTF-8 temp path").to_owned();
+    vec![
+        "build".into(),
+        "--input".into(),
+        arg(input.to_owned()),
+        "--output".into(),
+        arg(work.join("public")),
+        "--index".into(),
+        arg(work.join("search.idx")),
+        "--base-url".into(),
+        BASE_URL.into(),
+        "--quiet".into(),
+    ]
+}
+
+fn complete_build(input: &Path, work: &Path) {
+    let output = Command::new(env!("CARGO_BIN_EXE_svcdir"))
+        .args(build_args(input, work))
+        .env_remove("SVCDIR_BASE_URL")
+        .output()
+        .expect("svcdir runs");
+    assert_ok(&output);
+}
+
+/// What a published output is: its files (read through the `public` link) and its index.
+#[derive(PartialEq, Eq)]
+struct Published {
+    tree: BTreeMap<String, Vec<u8>>,
+    index: Vec<u8>,
+}
+
+fn published(work: &Path) -> Published {
+    Published { tree: read_tree(&work.join("public")), index: fs::read(work.join("search.idx")).expect("index") }
+}
+
+/// The manifest lists exactly the other files of the tree, with their hashes and sizes.
+fn check_manifest(tree: &BTreeMap<String, Vec<u8>>, when: &str) {
+    let manifest: Manifest =
+        serde_json::from_slice(tree.get(MANIFEST).unwrap_or_else(|| panic!("{when}: no manifest")))
+            .unwrap_or_else(|e| panic!("{when}: manifest: {e}"));
+    let files: BTreeMap<&String, FileEntry> =
+        tree.iter().filter(|(path, _)| *path != MANIFEST).map(|(path, bytes)| (path, FileEntry::of(bytes))).collect();
+    assert_eq!(files.len(), manifest.files.len(), "{when}: manifest and tree list different files");
+    for (path, entry) in &manifest.files {
+        assert_eq!(files.get(path), Some(entry), "{when}: {path} does not match the manifest");
+    }
+}
+
+#[test]
+fn kill_9_during_a_build_leaves_the_published_output_intact() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inputs = [tmp.path().join("in-a"), tmp.path().join("in-b")];
+    for (seed, input) in inputs.iter().enumerate() {
+        svcdir::sample::generate(&svcdir::sample::SampleConfig {
+            services: SERVICES,
+            seed: seed as u64 + 1,
+            out: input.clone(),
+        })
+        .unwrap();
+    }
+    // What fresh builds of each input publish.
+    let mut fresh = Vec::new();
+    let mut durations = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let work = tmp.path().join(format!("fresh-{i}"));
+        let started = Instant::now();
+        complete_build(input, &work);
+        durations.push(started.elapsed());
+        let out = published(&work);
+        check_manifest(&out.tree, "fresh build");
+        fresh.push(out);
+    }
+    assert!(fresh[0].tree != fresh[1].tree, "the two inputs must publish different trees");
+    let duration = durations.into_iter().max().unwrap();
+
+    // The output under test starts with input a published.
+    let work = tmp.path().join("work");
+    complete_build(&inputs[0], &work);
+    let mut current = 0;
+    assert!(published(&work) == fresh[0]);
+
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    let mut killed = 0;
+    for round in 0..KILLS {
+        let next = 1 - current;
+        // Offsets spread over the whole build: one slot of the duration per round, a
+        // random moment within it.
+        let slot = duration.as_secs_f64() / KILLS as f64;
+        let offset = Duration::from_secs_f64(slot * (round as f64 + rng.gen_range(0.0..1.0)));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_svcdir"))
+            .args(build_args(&inputs[next], &work))
+            .env_remove("SVCDIR_BASE_URL")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("svcdir starts");
+        std::thread::sleep(offset);
+        // `Child::kill` is SIGKILL on Unix; the build may have finished just before it.
+        let _ = child.kill();
+        let status = child.wait().expect("wait");
+        let when = format!("round {round}, killed after {offset:?}");
+        let now = published(&work);
+        check_manifest(&now.tree, &when);
+        assert!(now.index == fresh[0].index || now.index == fresh[1].index, "{when}: torn search index");
+        if status.success() {
+            // The build won the race: the new output is published whole.
+            assert!(now.tree == fresh[next].tree, "{when}: a finished build published something else");
+            current = next;
+        } else {
+            killed += 1;
+            assert!(now.tree == fresh[current].tree, "{when}: the published tree changed");
+        }
+        if (round + 1) % COMPLETE_EVERY == 0 {
+            let next = 1 - current;
+            complete_build(&inputs[next], &work);
+            assert!(published(&work) == fresh[next], "{when}: the next build differs from a fresh build");
+            current = next;
+        }
+    }
+    assert!(killed >= KILLS / 3, "only {killed} of {KILLS} builds were killed before they finished");
+}

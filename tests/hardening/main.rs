@@ -1,0 +1,9 @@
+//! Hardening (issue 6): crash safety of publishing, path safety and escaping of hostile
+//! data, the search server's limits and faults, and property tests of the input readers.
+
+#[path = "../it/common/mod.rs"]
+mod common;
+
+mod crash;
+mod escaping;
+mod paths;
