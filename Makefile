@@ -66,3 +66,33 @@ bench-build:
 ## bench-search: load benchmark of svcdir-search over loopback (10,000 and 100,000 services)
 bench-search:
 	$(CARGO) bench --bench search_load
+
+# ---- contract (issue 7) ----
+.PHONY: test-contract schema
+
+## test-contract: openapi-spec-validator on the OpenAPI document, then schemathesis against nginx + svcdir-search on tests/fixtures/small (PyPI tools in target/contract-venv)
+test-contract:
+	CARGO=$(CARGO) bash tests/contract/run.sh
+
+## schema: write the JSON Schemas of the dataset files into target/schema/
+schema:
+	$(CARGO) run --quiet --bin svcdir -- schema --out target/schema
+
+# ---- fuzzing (issue 6) ----
+# Seconds each target runs; the seeds in fuzz/corpus/<target>/ are read, new inputs go to
+# fuzz/corpus-run/ (not committed), a crash input to fuzz/artifacts/<target>/ (commit it as
+# a regression seed). cargo-fuzz wants nightly: RUSTC_BOOTSTRAP=1 lets a stable rustc
+# accept its -Z flags.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= search_query jsonl nrs_csv
+
+.PHONY: fuzz
+
+## fuzz: every cargo-fuzz target for FUZZ_SECONDS each (installs cargo-fuzz if missing)
+fuzz:
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	cd fuzz && for target in $(FUZZ_TARGETS); do \
+		mkdir -p corpus-run/$$target && \
+		RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$target corpus-run/$$target corpus/$$target -- \
+			-max_total_time=$(FUZZ_SECONDS) || exit 1; \
+	done

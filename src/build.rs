@@ -84,7 +84,11 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     let started = Instant::now();
     let mut publisher = Publisher::open(&cfg.output)?;
     let fingerprint = fingerprint(cfg)?;
-    if publisher.published_fingerprint() == Some(fingerprint.as_str()) && cfg.index.is_file() {
+    let index_hash = || std::fs::read(&cfg.index).map(|bytes| crate::write::content_hash(&bytes)).ok();
+    if let Some((published, published_index)) = publisher.published_fingerprint()
+        && published == fingerprint
+        && index_hash().as_deref() == Some(published_index)
+    {
         // Same input, configuration and program: the published output is already this
         // build's output, byte for byte.
         let files = publisher.published().map_or(0, |m| m.files.len());
@@ -133,9 +137,13 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
 
     progress(Progress::Stage("indexing"));
     crate::index::SearchIndex::write_directory(&dir, &cfg.publication, &cfg.index)?;
+    let index = index_hash().ok_or_else(|| BuildError::Input {
+        path: cfg.index.clone(),
+        source: std::io::Error::other("the index just written cannot be read back"),
+    })?;
 
     progress(Progress::Stage("publishing"));
-    let publish = publisher.commit(&fingerprint)?;
+    let publish = publisher.commit(&fingerprint, &index)?;
     Ok(BuildSummary {
         services: dir.services.len(),
         organisations: dir.organisations.len(),

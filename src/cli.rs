@@ -37,6 +37,42 @@ file, logs and temporary files go under PREFIX, so no root is needed.")]
     /// Serve a build and its search index as the deployed API answers (nginx plus
     /// svcdir-search in one process), for trying it out locally.
     Serve(ServeArgs),
+    /// Print (or write) the JSON Schemas (draft 2020-12) of the dataset files, for editors and
+    /// data maintainers' CI. Rules between files stay with `svcdir validate`.
+    Schema(SchemaArgs),
+    /// Turn saved pages of an existing deployment's /api/v4/import/ (v4.1 JSON) into a dataset
+    /// directory, reporting what the import could not carry over.
+    Convert(ConvertArgs),
+}
+
+/// Options of `svcdir convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// Saved import pages (`/api/v4/import/?format=json&page=N`), one file each.
+    #[arg(long = "from-import", value_name = "FILE", required = true, num_args = 1..)]
+    pub from_import: Vec<PathBuf>,
+    /// Dataset directory to write (created when missing; its dataset files overwritten).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// categories.json to use instead of the fixed list.
+    #[arg(long, value_name = "FILE")]
+    pub categories: Option<PathBuf>,
+    /// service_areas.json to use instead of the fixed list.
+    #[arg(long, value_name = "FILE")]
+    pub service_areas: Option<PathBuf>,
+    /// Folder of NRS postcode CSV extracts to copy into the dataset's postcodes/.
+    #[arg(long, value_name = "DIR")]
+    pub postcodes: Option<PathBuf>,
+}
+
+/// Options of `svcdir schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Write one `<file>.schema.json` per dataset file (categories, service_areas,
+    /// organisations, locations, services) into DIR, created when missing. Without it, one
+    /// JSON object mapping those file names to their schemas is printed.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Options of `svcdir build`.
@@ -69,6 +105,12 @@ pub struct BuildArgs {
     /// No progress bar and no summary line; errors are still printed.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Print one JSON object on stdout instead of the summary line: the build summary
+    /// (services, organisations, postcodes, files, bytes, changed, unchanged, removed,
+    /// written, index_bytes, up_to_date, seconds), or on failure `{"ok": false, "errors":
+    /// [{file, line, field, value, message}], "more": N}`. No progress bar.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `svcdir validate`.
@@ -104,9 +146,12 @@ pub struct SampleArgs {
 /api/v3/search/ (GET, HEAD, OPTIONS), from a search index written by `svcdir build --index FILE`. \
 Every other path answers 404; put it behind the nginx configuration from `svcdir nginx-config`.\n\n\
 It logs one line per request to stderr (method, path and query, status, microseconds) and stops \
-gracefully on SIGTERM or Ctrl-C, finishing the requests in flight. Exit status: 0 after a clean \
-stop, 1 when the index is missing or unreadable or the address cannot be listened on, 2 on bad \
-usage."
+gracefully on SIGTERM or Ctrl-C, finishing the requests in flight. On SIGHUP it reads the index \
+again and answers new requests from it; when the file is missing or corrupt it logs an error and \
+keeps the index it has. A path and query over 8 KiB gets 414, headers over 16 KiB get 431, and a \
+request over the time limit or past the concurrency limit gets 503, each with a JSON body. Exit \
+status: 0 after a clean stop, 1 when the index is missing or unreadable or the address cannot be \
+listened on, 2 on bad usage."
 )]
 pub struct SearchArgs {
     /// Search index written by `svcdir build --index FILE`. Rebuild it with the same version
@@ -120,6 +165,14 @@ pub struct SearchArgs {
     /// Overrides the base URL recorded in the index by `svcdir build --base-url`.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+    /// Time allowed to answer one request, in milliseconds; a handler still waiting then is
+    /// answered 503 `{"detail": "Request timed out."}` (a search, which does not wait, runs
+    /// to its end).
+    #[arg(long, value_name = "MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_timeout_ms: u64,
+    /// Requests answered at once; one more gets 503 at once instead of waiting.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent: u32,
 }
 
 /// Options of `svcdir nginx-config`.

@@ -199,8 +199,12 @@ fn endpoint(path: &str) -> Endpoint {
     if rel == paths::IMPORT {
         return Endpoint::Import;
     }
-    if LISTS.contains(&rel) {
+    if LISTS.contains(&rel) || rel == paths::OPENAPI {
         return Endpoint::Resource(rel.to_owned());
+    }
+    // The OpenAPI document's well-known name: the same endpoint as `/api/openapi/`.
+    if path == format!("/{}", paths::OPENAPI_FILE) {
+        return Endpoint::Resource(paths::OPENAPI.to_owned());
     }
     for folder_of in [paths::service as fn(&str) -> String, paths::organisation] {
         let prefix = folder_of("");

@@ -64,10 +64,14 @@ pub struct FileEntry {
 impl FileEntry {
     /// The entry of some bytes.
     pub fn of(bytes: &[u8]) -> FileEntry {
-        // XXH3 hashes at memory speed; BLAKE3 here cost a tenth of a full build.
-        let hash = xxhash_rust::xxh3::xxh3_128(bytes);
-        FileEntry { hash: format!("{hash:032x}"), size: bytes.len() as u64 }
+        FileEntry { hash: content_hash(bytes), size: bytes.len() as u64 }
     }
+}
+
+/// XXH3-128 of some bytes, in hex. XXH3 hashes at memory speed; BLAKE3 here cost a tenth
+/// of a full build.
+pub fn content_hash(bytes: &[u8]) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
 }
 
 /// What a generation holds.
@@ -78,6 +82,11 @@ pub struct Manifest {
     /// Fingerprint of everything the build read (see `build`): equal fingerprints give
     /// equal outputs, so a build whose fingerprint matches the published one is a no-op.
     pub fingerprint: String,
+    /// Content hash of the search index written by the same build: the index is a file of
+    /// its own (`--index`), so a build killed between writing it and publishing must not
+    /// let a later build take a mismatched pair for up to date.
+    #[serde(default)]
+    pub index: String,
     /// Every file but the manifest, by relative path.
     pub files: BTreeMap<String, FileEntry>,
 }
@@ -162,9 +171,9 @@ impl Publisher {
         })
     }
 
-    /// The fingerprint of the published output, if it has a manifest.
-    pub fn published_fingerprint(&self) -> Option<&str> {
-        self.active.as_ref().map(|m| m.fingerprint.as_str())
+    /// The fingerprint and index hash of the published output, if it has a manifest.
+    pub fn published_fingerprint(&self) -> Option<(&str, &str)> {
+        self.active.as_ref().map(|m| (m.fingerprint.as_str(), m.index.as_str()))
     }
 
     /// The published manifest, if any.
@@ -234,12 +243,13 @@ impl Publisher {
 
     /// Removes what the target holds but the build did not put, writes its manifest, and
     /// publishes it by pointing the output link at it.
-    pub fn commit(self, fingerprint: &str) -> Result<PublishSummary, WriteError> {
+    pub fn commit(self, fingerprint: &str, index: &str) -> Result<PublishSummary, WriteError> {
         let files = self.new.into_inner().unwrap_or_else(|e| e.into_inner());
         let stale: Vec<&String> = self.held.files.keys().filter(|p| !files.contains_key(*p)).collect();
         stale.par_iter().try_for_each(|rel| remove_file_and_empty_parents(&self.target, rel))?;
 
-        let manifest = Manifest { version: MANIFEST_VERSION, fingerprint: fingerprint.to_owned(), files };
+        let manifest =
+            Manifest { version: MANIFEST_VERSION, fingerprint: fingerprint.to_owned(), index: index.to_owned(), files };
         write_file_atomically(&self.target.join(MANIFEST), &serde_json::to_vec(&manifest)?)?;
         sync_dir(&self.target);
         point_link(&self.output, &self.gens, self.target_name)?;
@@ -408,7 +418,7 @@ mod tests {
         for (path, content) in files {
             publisher.put(path, content.as_bytes()).unwrap();
         }
-        publisher.commit(fingerprint).unwrap()
+        publisher.commit(fingerprint, "").unwrap()
     }
 
     fn tree(out: &Path) -> BTreeMap<String, String> {

@@ -4,10 +4,12 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use clap::Parser;
+use clap::{ColorChoice, CommandFactory, FromArgMatches};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use svcdir::build::{BuildError, Progress};
-use svcdir::cli::{BuildArgs, Command, NginxConfigArgs, SampleArgs, ServeArgs, SvcdirCli, ValidateArgs};
+use svcdir::cli::{
+    BuildArgs, Command, ConvertArgs, NginxConfigArgs, SampleArgs, SchemaArgs, ServeArgs, SvcdirCli, ValidateArgs,
+};
 use svcdir::config::BuildConfig;
 
 /// Exit codes: 0 success, 1 bad data or a failed run, 2 bad usage (clap's own).
@@ -15,25 +17,42 @@ const EXIT_FAILURE: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
-    let cli = SvcdirCli::parse();
+    let mut command = SvcdirCli::command();
+    // https://no-color.org: any non-empty NO_COLOR turns colour off. clap's own detection
+    // also honours it; saying so explicitly keeps help and errors plain whatever the terminal.
+    if no_color() {
+        command = command.color(ColorChoice::Never);
+    }
+    let matches = command.get_matches();
+    let cli = SvcdirCli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit());
     match cli.command {
         Command::Build(args) => build(args),
         Command::Validate(args) => validate(args),
         Command::Sample(args) => sample(args),
         Command::NginxConfig(args) => nginx_config(args),
         Command::Serve(args) => serve(args),
+        Command::Schema(args) => schema(args),
+        Command::Convert(args) => convert(args),
     }
+}
+
+/// Whether `NO_COLOR` asks for no colour (set and not empty).
+fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
 fn build(args: BuildArgs) -> ExitCode {
     let cfg = match BuildConfig::from_args(&args) {
         Ok(cfg) => cfg,
         Err(err) => {
+            if args.json {
+                println!("{}", json_failure(&[json_error(None, &err.to_string())], 0));
+            }
             eprintln!("error: {err}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let bar = progress_bar(args.quiet);
+    let bar = progress_bar(args.quiet || args.json);
     let on_progress = |event: Progress| {
         let bar = bar.lock().expect("progress bar lock");
         match event {
@@ -46,12 +65,23 @@ fn build(args: BuildArgs) -> ExitCode {
     bar.lock().expect("progress bar lock").finish_and_clear();
     match result {
         Ok(summary) => {
-            if !args.quiet {
+            if args.json {
+                println!("{}", json_summary(&summary));
+            } else if !args.quiet {
                 println!("{}", describe(&cfg, &summary));
             }
             ExitCode::SUCCESS
         }
         Err(err) => {
+            if args.json {
+                let body = match &err {
+                    BuildError::Data(errors) => {
+                        json_failure(&errors.errors.iter().map(data_error).collect::<Vec<_>>(), errors.more)
+                    }
+                    other => json_failure(&[json_error(None, &other.to_string())], 0),
+                };
+                println!("{body}");
+            }
             match &err {
                 BuildError::Data(_) => eprint!("error: {err}"),
                 _ => eprintln!("error: {err}"),
@@ -86,6 +116,47 @@ fn describe(cfg: &BuildConfig, summary: &svcdir::build::BuildSummary) -> String 
         summary.postcodes,
         summary.seconds
     )
+}
+
+/// The `--json` summary of a successful build: one object, stable field names.
+fn json_summary(summary: &svcdir::build::BuildSummary) -> serde_json::Value {
+    let p = &summary.publish;
+    serde_json::json!({
+        "ok": true,
+        "services": summary.services,
+        "organisations": summary.organisations,
+        "postcodes": summary.postcodes,
+        "files": summary.files,
+        "bytes": p.bytes,
+        "changed": p.changed,
+        "unchanged": p.unchanged,
+        "removed": p.removed,
+        "written": p.written,
+        "index_bytes": summary.index_bytes,
+        "up_to_date": summary.up_to_date,
+        "seconds": summary.seconds,
+    })
+}
+
+/// The `--json` body of a failed build: every reported error, and how many more were found.
+fn json_failure(errors: &[serde_json::Value], more: usize) -> serde_json::Value {
+    serde_json::json!({ "ok": false, "errors": errors, "more": more })
+}
+
+/// One located data error as JSON (`null` where the error has no line, field or value).
+fn data_error(error: &svcdir::input::DataError) -> serde_json::Value {
+    serde_json::json!({
+        "file": error.file,
+        "line": error.line,
+        "field": error.field,
+        "value": error.value,
+        "message": error.message,
+    })
+}
+
+/// An error that is about no file of the dataset (configuration, disk).
+fn json_error(file: Option<&str>, message: &str) -> serde_json::Value {
+    serde_json::json!({ "file": file, "line": null, "field": null, "value": null, "message": message })
 }
 
 /// A bar on a terminal, nothing otherwise (CI logs get the one-line summary).
@@ -140,6 +211,60 @@ fn sample(args: SampleArgs) -> ExitCode {
         }
         Err(err) => {
             eprintln!("error: {err}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+fn convert(args: ConvertArgs) -> ExitCode {
+    let cfg = svcdir::convert::ConvertConfig {
+        pages: args.from_import,
+        out: args.out,
+        categories: args.categories,
+        service_areas: args.service_areas,
+        postcodes: args.postcodes,
+    };
+    match svcdir::convert::convert(&cfg) {
+        Ok(report) => {
+            println!(
+                "convert: {} services, {} organisations, {} locations into {}",
+                report.services,
+                report.organisations,
+                report.locations,
+                cfg.out.display()
+            );
+            for line in &report.not_carried {
+                println!("  not carried over: {line}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+fn schema(args: SchemaArgs) -> ExitCode {
+    let schemas = svcdir::schema::all();
+    let Some(out) = args.out else {
+        let all: serde_json::Map<String, serde_json::Value> =
+            schemas.into_iter().map(|(name, schema)| (name.to_owned(), schema)).collect();
+        println!("{}", serde_json::to_string_pretty(&all).expect("a JSON value serialises"));
+        return ExitCode::SUCCESS;
+    };
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(&out)?;
+        for (name, schema) in &schemas {
+            let text = serde_json::to_string_pretty(schema).expect("a JSON value serialises") + "\n";
+            std::fs::write(out.join(name), text)?;
+        }
+        Ok(())
+    };
+    match write() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: cannot write the schemas into {}: {err}", out.display());
             ExitCode::from(EXIT_FAILURE)
         }
     }

@@ -281,3 +281,79 @@ fn check_extensions<T>(
         }
     }
 }
+
+/// Property tests of the JSON-lines reader (issue 6, "Fuzzing"): any bytes in a
+/// `services.jsonl` give records or located errors, never a panic. The cargo-fuzz target
+/// `jsonl` in `fuzz/` runs the same reader on unbounded inputs.
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const VALID: &str = r#"{"id":"5f0c2a4e-7d43-4c7e-9f3e-2b1d7c8a9e01","organisation_id":"0a000000-0000-4000-8000-000000000001","name":"Drop-in Centre","categories":["community-cafe"]}"#;
+
+    /// One line: a valid record, a mutilated one, JSON of another shape, or any bytes.
+    fn line() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            Just(VALID.as_bytes().to_vec()),
+            (0..VALID.len(), any::<u8>()).prop_map(|(at, byte)| {
+                let mut bytes = VALID.as_bytes().to_vec();
+                bytes[at] = byte;
+                bytes
+            }),
+            (0..VALID.len()).prop_map(|cut| VALID.as_bytes()[..cut].to_vec()),
+            prop::sample::select(vec![
+                "",
+                " ",
+                "\r",
+                "\u{feff}",
+                "[]",
+                "null",
+                "1e999",
+                "\"x\"",
+                "{}",
+                "{\"id\":1}",
+                "{\"name\":\"\\ud800\"}",
+                "{\"a\":{\"a\":{\"a\":[[[[[[[[[[]]]]]]]]]]}}}",
+            ])
+            .prop_map(|s| s.as_bytes().to_vec()),
+            "\\PC{0,40}".prop_map(String::into_bytes),
+            prop::collection::vec(any::<u8>(), 0..40),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_services_jsonl_gives_records_or_located_errors(lines in prop::collection::vec(line(), 0..12), crlf in any::<bool>()) {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let bytes = lines.join(if crlf { &b"\r\n"[..] } else { &b"\n"[..] });
+            fs::write(dir.path().join(files::SERVICES), &bytes).expect("write");
+            let mut errors = DataErrors::default();
+            let records: Vec<Line<ServiceRecord>> = read_jsonl(dir.path(), files::SERVICES, &mut errors);
+
+            let physical: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+            for error in &errors.errors {
+                let line = error.line.expect("every error of a line names its line");
+                prop_assert!((1..=physical.len()).contains(&line), "{error}");
+            }
+            let mut seen = std::collections::BTreeSet::new();
+            for record in &records {
+                prop_assert!(seen.insert(record.line), "one record per line");
+                prop_assert!(!errors.errors.iter().any(|e| e.line == Some(record.line)), "a record or an error, not both");
+            }
+            // Every line with content is accounted for: a record or an error at its number.
+            for (ix, raw) in physical.iter().enumerate() {
+                let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+                let blank = std::str::from_utf8(raw)
+                    .map(|text| if ix == 0 { text.trim_start_matches('\u{feff}') } else { text }.trim().is_empty())
+                    .unwrap_or(false);
+                let line = ix + 1;
+                prop_assert!(blank || seen.contains(&line) || errors.errors.iter().any(|e| e.line == Some(line)),
+                    "line {line} lost: {:?}", String::from_utf8_lossy(raw));
+            }
+        }
+    }
+}

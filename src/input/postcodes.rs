@@ -362,3 +362,79 @@ mod tests {
         assert_eq!((e.line, e.field.as_deref(), e.value.as_deref()), (Some(2), Some("Latitude"), Some("north")));
     }
 }
+
+/// Property tests of the NRS CSV reader (issue 6, "Fuzzing"): arbitrary rows, of any width
+/// and content, give live postcodes or located errors, never a panic. The cargo-fuzz target
+/// `nrs_csv` in `fuzz/` runs the same reader on unbounded inputs.
+#[cfg(test)]
+mod proptests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// One field: what a column of an NRS extract holds, or anything.
+    fn field() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "",
+                "G2 1AL",
+                "\"g13 3ae\"",
+                "EH1 1AA",
+                "55.88",
+                "-4.36",
+                "252241",
+                "25/1/2017 00:00:00",
+                "S12000049",
+                "S08000031",
+                "S37000034",
+                "Postcode",
+                "Latitude",
+                "Longitude",
+                "DateOfDeletion",
+                "NaN",
+                "inf",
+                "-999999999999",
+                "\"",
+                "\"\"",
+                "a,b",
+                "\r",
+            ])
+            .prop_map(str::to_owned),
+            "\\PC{0,12}",
+        ]
+    }
+
+    fn row() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::collection::vec(field(), 0..60).prop_map(|fields| fields.join(",")),
+            prop::collection::vec(any::<u8>(), 0..80).prop_map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn arbitrary_rows_give_rows_or_located_errors(rows in prop::collection::vec(row(), 0..10), raw in any::<bool>(), bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join("x.csv");
+            // Either CSV-looking rows or raw bytes (not UTF-8, stray quotes, NULs).
+            let content = if raw { bytes } else { rows.join("\n").into_bytes() };
+            fs::write(&path, &content).expect("write");
+            let mut errors = DataErrors::default();
+            let rows = read_postcode_file(&path, "postcodes/x.csv", &mut errors);
+            let lines = content.split(|&b| b == b'\n').count();
+            prop_assert!(rows.len() <= lines);
+            for error in &errors.errors {
+                prop_assert_eq!(error.file.as_str(), "postcodes/x.csv");
+                if let Some(line) = error.line {
+                    prop_assert!((1..=lines).contains(&line), "{error}");
+                }
+            }
+            for row in &rows {
+                prop_assert!(!row.code.is_empty());
+                prop_assert!(row.code == row.code.to_uppercase(), "normalised: {}", row.code);
+            }
+        }
+    }
+}

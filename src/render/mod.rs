@@ -33,6 +33,9 @@ pub enum RenderError {
         /// The cause.
         source: HtmlError,
     },
+    /// The OpenAPI reference page failed.
+    #[error(transparent)]
+    OpenApiPage(#[from] crate::openapi::PageError),
 }
 
 /// One file of the output: a path relative to the output directory, and its bytes.
@@ -63,6 +66,8 @@ pub enum Job {
     ServiceAreasV3,
     /// The 404 body, for the web server to send for any unknown path.
     NotFound,
+    /// The OpenAPI document (`/api/openapi.json`, `/api/openapi/`) and its reference page.
+    OpenApi,
 }
 
 /// Where the static files live under the output directory. Each endpoint is a folder
@@ -92,6 +97,10 @@ pub mod paths {
     pub const SERVICE_AREAS_V3: &str = "api/v3/service-areas";
     /// Folder of error bodies (`404.json`, `404.html`).
     pub const ERRORS: &str = "_errors";
+    /// Endpoint folder of the OpenAPI document and its HTML reference page.
+    pub const OPENAPI: &str = crate::openapi::FOLDER;
+    /// The OpenAPI document under its well-known name.
+    pub const OPENAPI_FILE: &str = crate::openapi::FILE;
 }
 
 /// Everything a job reads.
@@ -113,8 +122,14 @@ impl RenderContext<'_> {
 
     /// Every job of a full build, in a fixed order.
     pub fn jobs(&self) -> Vec<Job> {
-        let mut jobs =
-            vec![Job::CategoriesV4, Job::ServiceAreasV4, Job::CategoriesV3, Job::ServiceAreasV3, Job::NotFound];
+        let mut jobs = vec![
+            Job::CategoriesV4,
+            Job::ServiceAreasV4,
+            Job::CategoriesV3,
+            Job::ServiceAreasV3,
+            Job::NotFound,
+            Job::OpenApi,
+        ];
         jobs.extend((1..=self.import_pages()).map(Job::ImportPage));
         jobs.extend((0..self.dir.organisations.len() as OrgIx).map(Job::Organisation));
         jobs.extend((0..self.dir.services.len() as ServiceIx).map(Job::Service));
@@ -167,6 +182,16 @@ impl RenderContext<'_> {
                 "Service areas (v3)",
                 &v3::service_areas(dir),
             ),
+            Job::OpenApi => {
+                let doc = crate::openapi::document(&publication.base_url);
+                let json = json_bytes(paths::OPENAPI_FILE, &doc)?;
+                let html = crate::openapi::render_page(&doc)?.into_bytes();
+                Ok(vec![
+                    OutputFile { path: paths::OPENAPI_FILE.to_owned(), bytes: json.clone() },
+                    OutputFile { path: format!("{}/index.json", paths::OPENAPI), bytes: json },
+                    OutputFile { path: format!("{}/index.html", paths::OPENAPI), bytes: html },
+                ])
+            }
             Job::NotFound => {
                 let body = serde_json::json!({ "detail": "Not found." });
                 let json = json_bytes(paths::ERRORS, &body)?;

@@ -25,9 +25,21 @@ pub enum ApiError {
     /// 405: a method other than GET, HEAD and OPTIONS.
     #[error("Method \"{0}\" not allowed.")]
     MethodNotAllowed(Method),
+    /// 414: the path and query are longer than the server accepts (issue 6, limits).
+    #[error("Request-URI too long.")]
+    UriTooLong,
+    /// 431: the request headers are larger than the server accepts (issue 6, limits).
+    #[error("Request header fields too large.")]
+    HeadersTooLarge,
     /// 500: a bug (a panic, or a view that failed to render).
     #[error("A server error occurred.")]
     Internal,
+    /// 503: as many requests as allowed are already being answered (issue 6, limits).
+    #[error("Service temporarily unavailable, try again later.")]
+    Overloaded,
+    /// 503: the answer took longer than the time allowed per request (issue 6, limits).
+    #[error("Request timed out.")]
+    TimedOut,
 }
 
 impl ApiError {
@@ -37,7 +49,10 @@ impl ApiError {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::InvalidPage | ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::UriTooLong => StatusCode::URI_TOO_LONG,
+            ApiError::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Overloaded | ApiError::TimedOut => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -68,5 +83,9 @@ mod tests {
         assert_eq!(ApiError::NotFound.body(), json!({"detail": "Not found."}));
         assert_eq!(ApiError::MethodNotAllowed(Method::POST).body(), json!({"detail": "Method \"POST\" not allowed."}));
         assert_eq!(ApiError::Internal.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(ApiError::UriTooLong.body(), json!({"detail": "Request-URI too long."}));
+        assert_eq!(ApiError::TimedOut.body(), json!({"detail": "Request timed out."}));
+        assert_eq!(ApiError::Overloaded.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(ApiError::HeadersTooLarge.status(), StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
     }
 }

@@ -616,3 +616,22 @@ fn expected(
     };
     (status, content_type, strip(body))
 }
+
+/// The OpenAPI document at `/api/openapi.json` and `/api/openapi[/]`, and its HTML
+/// reference page for a browser or `format=api` (issue 7).
+pub fn openapi_document_and_page_are_served(d: &Deployment) {
+    let file = d.build.file("api/openapi.json");
+    for target in ["/api/openapi.json", "/api/openapi/", "/api/openapi", "/api/openapi.json?format=json"] {
+        let r = d.get(target);
+        let doc = assert_json(&r, 200, target);
+        assert_api_headers(&r, target);
+        assert!(r.body == file, "{target}: not the bytes of api/openapi.json");
+        assert_eq!(doc["servers"][0]["url"], BASE_URL, "{target}");
+    }
+    for (target, accept) in [("/api/openapi/", BROWSER), ("/api/openapi.json?format=api", "*/*")] {
+        let page = assert_html(&d.send("GET", target, &[("accept", accept)]), 200, target);
+        assert!(page.contains("API reference") && !page.contains("<script"), "{target}");
+    }
+    assert_json(&d.get("/api/openapi/x"), 404, "/api/openapi/x");
+    assert_json(&d.get("/api/openapi.yaml"), 404, "/api/openapi.yaml");
+}

@@ -65,4 +65,5 @@ against_both!(
     nothing_outside_public_is_served,
     json_and_html_are_gzipped,
     answers_agree_with_the_routing_rules,
+    openapi_document_and_page_are_served,
 );

@@ -125,13 +125,14 @@ fn kill_9_during_a_build_leaves_the_published_output_intact() {
         let now = published(&work);
         check_manifest(&now.tree, &when);
         assert!(now.index == fresh[0].index || now.index == fresh[1].index, "{when}: torn search index");
-        if status.success() {
-            // The build won the race: the new output is published whole.
-            assert!(now.tree == fresh[next].tree, "{when}: a finished build published something else");
+        // A kill can land after the link moved but before the process exits: then the
+        // new output is published whole. Anything else than one whole output is a failure.
+        if now.tree == fresh[next].tree {
             current = next;
         } else {
-            killed += 1;
+            assert!(!status.success(), "{when}: a finished build published something else");
             assert!(now.tree == fresh[current].tree, "{when}: the published tree changed");
+            killed += 1;
         }
         if (round + 1) % COMPLETE_EVERY == 0 {
             let next = 1 - current;

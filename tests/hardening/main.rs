@@ -3,7 +3,11 @@
 
 #[path = "../it/common/mod.rs"]
 mod common;
+#[path = "../search_support/mod.rs"]
+mod search_support;
 
 mod crash;
 mod escaping;
+mod limits;
 mod paths;
+mod server;

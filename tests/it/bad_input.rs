@@ -183,17 +183,18 @@ impl Want {
     }
 }
 
-type Mutation = fn(&Path);
+pub(crate) type Mutation = fn(&Path);
 
-struct Case {
-    name: &'static str,
-    mutate: Mutation,
+/// One bad dataset (also read by `schema.rs`, which checks the per-record ones).
+pub(crate) struct Case {
+    pub(crate) name: &'static str,
+    pub(crate) mutate: Mutation,
     /// Exactly the errors the run reports (no more: a rule break must not cascade).
     want: &'static [Want],
 }
 
 #[rustfmt::skip]
-const CASES: &[Case] = &[
+pub(crate) const CASES: &[Case] = &[
     // --- lines that are not records -------------------------------------------------
     Case { name: "invalid JSON on a line",
         mutate: |d| append_line(d, SERVICES, r#"{"id": "5e000000-0000-4000-8000-000000000009", "name": "Broken"#),

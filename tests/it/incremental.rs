@@ -190,3 +190,31 @@ fn precompress_writes_variants_that_decode_to_each_file_and_follow_its_changes()
         }
     }
 }
+
+/// A build killed after writing the search index but before publishing leaves a new index
+/// beside the old output; a later build of the old input must not take that pair for up to
+/// date (found by the kill -9 test under load).
+#[test]
+fn an_index_that_does_not_match_the_published_output_is_rebuilt() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    build_into(&input, work.path());
+    let index = work.path().join("search.idx");
+    let good = fs::read(&index).unwrap();
+    // Another dataset's index where this output's should be.
+    let other = tempfile::tempdir().unwrap();
+    let other_input = other.path().join("input");
+    common::copy_dir(&fixture("small"), &other_input);
+    let services = other_input.join("services.jsonl");
+    fs::write(&services, fs::read_to_string(&services).unwrap().replace("Emergency food", "Hot food")).unwrap();
+    build_into(&other_input, other.path());
+    fs::copy(other.path().join("search.idx"), &index).unwrap();
+    assert_ne!(fs::read(&index).unwrap(), good);
+
+    let rebuilt = build_into(&input, work.path());
+    assert!(!summary(&rebuilt).contains("up to date"), "{}", summary(&rebuilt));
+    assert_eq!(fs::read(&index).unwrap(), good);
+    // And now it is up to date.
+    assert!(summary(&build_into(&input, work.path())).contains("up to date"));
+}

@@ -7,5 +7,9 @@ mod incremental;
 mod shapes;
 
 mod bad_input;
+mod cli;
+mod convert;
+mod openapi;
 mod postcodes;
+mod schema;
 mod slugs;

@@ -1,0 +1,405 @@
+//! The OpenAPI 3.1 document of the whole API (v3, v4 and v4.1), published by `svcdir build`
+//! at `public/api/openapi.json` with an HTML reference page beside it.
+//!
+//! The component schemas mirror the views of `src/views` field for field, with
+//! `additionalProperties: false` so that a field added to a view and not here fails the
+//! tests: `tests/it/openapi.rs` validates every JSON file of a fixture build and a set of
+//! search answers against them, and `make test-contract` runs schemathesis against nginx.
+
+use serde_json::{Value, json};
+
+use crate::schema::AREA_TYPES;
+
+/// Folder of the document's endpoint (`/api/openapi/`, JSON or HTML like every endpoint).
+pub const FOLDER: &str = "api/openapi";
+/// The document's well-known file (`/api/openapi.json`).
+pub const FILE: &str = "api/openapi.json";
+
+fn r(name: &str) -> Value {
+    json!({ "$ref": format!("#/components/schemas/{name}") })
+}
+
+fn string() -> Value {
+    json!({ "type": "string" })
+}
+
+fn uuid() -> Value {
+    json!({ "type": "string", "format": "uuid" })
+}
+
+fn url() -> Value {
+    json!({ "type": "string", "format": "uri" })
+}
+
+fn array(items: Value) -> Value {
+    json!({ "type": "array", "items": items })
+}
+
+/// A closed object: every property required, nothing else allowed.
+fn object(properties: Value) -> Value {
+    let required: Vec<String> = properties.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+    json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
+}
+
+/// A timestamp with microseconds and the given offset form (behaviour.md).
+fn timestamp(offset: &str) -> Value {
+    json!({ "type": "string", "pattern": format!("^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}\\.[0-9]{{6}}{offset}$") })
+}
+
+/// `components.schemas`: one schema per object kind of `src/views`.
+pub fn schemas() -> Value {
+    let nullable_url = json!({ "type": ["string", "null"], "format": "uri" });
+    let area = |kind: Value| object(json!({ "code": string(), "type": kind, "name": string() }));
+    let service_fields = |areas: &str, last_updated: Value| {
+        object(json!({
+            "id": uuid(), "name": string(), "description": string(), "url": string(), "phone": string(),
+            "email": string(), "categories": array(r("CategoryRef")), "service_areas": array(r(areas)),
+            "organisation": r("OrganisationRef"), "slug": string(), "directory_url": url(), "permalink": url(),
+            "last_updated": last_updated, "locations": array(r("Location")),
+        }))
+    };
+    json!({
+        "Attribution": object(json!({ "text": string(), "url": url() })),
+        "Meta": object(json!({ "licence": url(), "attribution": array(r("Attribution")) })),
+        "Location": object(json!({
+            "id": uuid(), "formatted_address": string(), "name": string(), "description": string(),
+            "street_address": string(), "locality": string(), "region": string(), "state": string(),
+            "postal_code": string(), "country": { "type": "string", "pattern": "^[A-Z]{2}$" },
+            "latitude": { "type": "number", "minimum": -90, "maximum": 90 },
+            "longitude": { "type": "number", "minimum": -180, "maximum": 180 },
+        })),
+        "CategoryRef": object(json!({ "name": string(), "slug": string() })),
+        "ServiceArea": area(json!({ "enum": AREA_TYPES })),
+        "ServiceAreaNumeric": area(json!({ "type": "string", "enum": ["0", "1", "2", "3", "4"] })),
+        "OrganisationRef": object(json!({
+            "id": uuid(), "name": string(), "directory_url": url(), "permalink": url(),
+            "is_claimed": { "type": "boolean" }, "slug": string(),
+        })),
+        "Service": service_fields("ServiceArea", timestamp("\\+00:00")),
+        "ServiceSingle": service_fields("ServiceAreaNumeric", timestamp("Z")),
+        "ServiceSummary": object(json!({
+            "id": uuid(), "name": string(), "description": string(), "url": string(), "phone": string(),
+            "email": string(), "categories": array(r("CategoryRef")), "service_areas": array(r("ServiceAreaNumeric")),
+        })),
+        "Organisation": object(json!({
+            "id": uuid(), "name": string(), "directory_url": url(), "permalink": url(),
+            "is_claimed": { "type": "boolean" }, "slug": string(), "description": string(),
+            "facebook": string(), "twitter": string(), "url": string(), "phone": string(), "email": string(),
+            "last_edited": timestamp("Z"), "services": array(r("ServiceSummary")), "locations": array(r("Location")),
+        })),
+        "Category": object(json!({ "name": string(), "slug": string(), "sub_categories": array(r("Category")) })),
+        "ServicePage": object(json!({
+            "meta": r("Meta"), "count": { "type": "integer", "minimum": 0 }, "next": nullable_url,
+            "previous": nullable_url, "data": array(r("Service")),
+        })),
+        "ServiceResponse": object(json!({ "meta": r("Meta"), "data": r("ServiceSingle") })),
+        "OrganisationResponse": object(json!({ "meta": r("Meta"), "data": r("Organisation") })),
+        "CategoriesResponse": object(json!({ "meta": r("Meta"), "data": array(r("Category")) })),
+        "ServiceAreasResponse": object(json!({ "meta": r("Meta"), "data": array(r("ServiceArea")) })),
+        "OrganisationRefV3": object(json!({ "id": uuid(), "name": string() })),
+        "ServiceV3": object(json!({
+            "id": uuid(), "organisation": r("OrganisationRefV3"), "name": string(), "description": string(),
+            "url": string(), "phone": string(), "email": string(), "categories": array(r("CategoryRef")),
+            "locations": array(r("Location")), "service_areas": array(r("ServiceAreaNumeric")),
+        })),
+        "SearchPageV3": object(json!({
+            "count": { "type": "integer", "minimum": 0 }, "next": nullable_url, "previous": nullable_url,
+            "results": array(r("ServiceV3")),
+        })),
+        "CategoryV3": object(json!({
+            "id": { "type": "integer", "minimum": 1 }, "name": string(), "slug": string(),
+            "parent": { "type": ["integer", "null"], "minimum": 1 },
+        })),
+        "CategoriesV3": array(r("CategoryV3")),
+        "ServiceAreasV3": array(r("ServiceAreaNumeric")),
+        "Detail": object(json!({ "detail": string() })),
+        "BadRequestBody": { "anyOf": [r("ValidationError"), r("Detail")] },
+        "ValidationError": {
+            "type": "object",
+            "description": "Each bad query parameter mapped to its messages, e.g. {\"postcode\": [\"This field is required.\"]}.",
+            "minProperties": 1,
+            "additionalProperties": array(string()),
+        },
+    })
+}
+
+/// `components.headers`: what every response carries (behaviour.md, Routing).
+fn headers() -> Value {
+    let header = |description: &str, example: &str| json!({ "description": description, "schema": { "type": "string" }, "example": example });
+    json!({
+        "Allow": header("Always `GET, HEAD, OPTIONS`.", "GET, HEAD, OPTIONS"),
+        "Vary": header("`Accept` (plus `Accept-Encoding` where gzip applies).", "Accept"),
+        "Access-Control-Allow-Origin": header("Always `*`.", "*"),
+    })
+}
+
+fn header_refs() -> Value {
+    json!({
+        "Allow": { "$ref": "#/components/headers/Allow" },
+        "Vary": { "$ref": "#/components/headers/Vary" },
+        "Access-Control-Allow-Origin": { "$ref": "#/components/headers/Access-Control-Allow-Origin" },
+    })
+}
+
+/// A response in JSON (`schema`) or its HTML view (`format=api`, or a browser's `Accept`).
+fn response(description: &str, schema: Value) -> Value {
+    json!({
+        "description": description,
+        "headers": header_refs(),
+        "content": {
+            "application/json": { "schema": schema },
+            "text/html": { "schema": { "type": "string" } },
+        },
+    })
+}
+
+fn error_responses() -> Value {
+    json!({
+        "NotFound": response("Unknown path, id or slug (`{\"detail\": \"Not found.\"}`), an unknown `format`, or for paged lists a page past the end, 0 or not a number (`{\"detail\": \"Invalid page.\"}`).", r("Detail")),
+        "BadRequest": response("Invalid query parameters: each bad parameter mapped to its messages; or a malformed path (a bad `%` escape, an encoded NUL, `..` above the root): `{\"detail\": \"Malformed request.\"}`.", r("BadRequestBody")),
+        "MethodNotAllowed": response("Any method but GET, HEAD and OPTIONS: `{\"detail\": \"Method \\\"X\\\" not allowed.\"}`.", r("Detail")),
+    })
+}
+
+fn parameters() -> Value {
+    let query = |name: &str, description: &str, schema: Value| json!({ "name": name, "in": "query", "required": false, "description": description, "schema": schema });
+    json!({
+        "format": query("format", "`json` gives JSON, `api` the HTML view; without it, an `Accept` header preferring text/html gives HTML.", json!({ "type": "string", "enum": ["json", "api"] })),
+        "postcode": { "name": "postcode", "in": "query", "required": true, "description": "Postcode around which services are sought (case and spaces free; `+` for a space).", "schema": { "type": "string" }, "example": "G2 1AL" },
+        "q": query("q", "Keywords: every word must match the name, the description or a category name.", string()),
+        "category": query("category", "Category slug(s), comma-separated: services tagged with any of them or below them in the tree.", string()),
+        "location_type": query("location_type", "`local` or `national`.", json!({ "type": "string", "enum": ["local", "national"] })),
+        "radius": query("radius", "Metres from the postcode to cover.", json!({ "type": "integer", "minimum": 0, "default": 5000 })),
+        "page_size": query("page_size", "Results per page; values above 100 are taken as 100.", json!({ "type": "integer", "minimum": 1, "default": 10 })),
+        "page": query("page", "Page number, from 1.", json!({ "type": "integer", "minimum": 1, "default": 1 })),
+        "key": { "name": "key", "in": "path", "required": true, "description": "The id (UUID) or the slug.", "schema": { "type": "string" } },
+    })
+}
+
+fn p(name: &str) -> Value {
+    json!({ "$ref": format!("#/components/parameters/{name}") })
+}
+
+fn operation(id: &str, tag: &str, summary: &str, params: &[&str], ok: Value, errors: &[(&str, &str)]) -> Value {
+    let mut responses = serde_json::Map::new();
+    responses.insert("200".to_owned(), ok);
+    for (status, name) in errors {
+        responses.insert((*status).to_owned(), json!({ "$ref": format!("#/components/responses/{name}") }));
+    }
+    // Any path can be malformed (nginx answers 400 before routing).
+    responses.entry("400").or_insert_with(|| json!({ "$ref": "#/components/responses/BadRequest" }));
+    responses.insert("405".to_owned(), json!({ "$ref": "#/components/responses/MethodNotAllowed" }));
+    json!({
+        "get": {
+            "operationId": id,
+            "tags": [tag],
+            "summary": summary,
+            "parameters": params.iter().map(|n| p(n)).collect::<Vec<_>>(),
+            "responses": responses,
+        }
+    })
+}
+
+/// The whole document, with `servers: [{url: base_url}]`.
+pub fn document(base_url: &str) -> Value {
+    let search = ["postcode", "q", "category", "location_type", "radius", "page_size", "page", "format"];
+    let search_v3 = ["postcode", "q", "category", "location_type", "radius", "page", "format"];
+    let not_found = [("404", "NotFound")];
+    let search_errors = [("400", "BadRequest"), ("404", "NotFound")];
+    // (path without trailing slash, operation id, tag, summary, parameters, 200 response, errors)
+    type Endpoint<'a> = (&'a str, &'a str, &'a str, &'a str, &'a [&'a str], Value, &'a [(&'a str, &'a str)]);
+    let endpoints: Vec<Endpoint<'_>> = vec![
+        (
+            "/api/v4/services",
+            "searchServices",
+            "v4",
+            "Search services around a postcode",
+            &search,
+            response("A page of services, nearest first.", r("ServicePage")),
+            &search_errors,
+        ),
+        (
+            "/api/v4/services/{key}",
+            "getService",
+            "v4",
+            "One service by id or slug (v4.1: with locations)",
+            &["key", "format"],
+            response("The service.", r("ServiceResponse")),
+            &not_found,
+        ),
+        (
+            "/api/v4/organisations/{key}",
+            "getOrganisation",
+            "v4",
+            "One organisation by id or slug, with its services and locations",
+            &["key", "format"],
+            response("The organisation.", r("OrganisationResponse")),
+            &not_found,
+        ),
+        (
+            "/api/v4/categories",
+            "listCategories",
+            "v4",
+            "The category tree",
+            &["format"],
+            response("Top-level categories with nested sub_categories.", r("CategoriesResponse")),
+            &not_found,
+        ),
+        (
+            "/api/v4/service-areas",
+            "listServiceAreas",
+            "v4",
+            "The fixed list of service areas",
+            &["format"],
+            response("Every service area.", r("ServiceAreasResponse")),
+            &not_found,
+        ),
+        (
+            "/api/v4/import",
+            "importServices",
+            "v4.1",
+            "Every published service, by id, in pages",
+            &["page", "format"],
+            response("A page of the import.", r("ServicePage")),
+            &not_found,
+        ),
+        (
+            "/api/v3/search",
+            "searchServicesV3",
+            "v3",
+            "Search services around a postcode (v3)",
+            &search_v3,
+            response("A page of v3 services.", r("SearchPageV3")),
+            &search_errors,
+        ),
+        (
+            "/api/v3/categories",
+            "listCategoriesV3",
+            "v3",
+            "The flat v3 category list",
+            &["format"],
+            response("Every category, depth-first.", r("CategoriesV3")),
+            &not_found,
+        ),
+        (
+            "/api/v3/service-areas",
+            "listServiceAreasV3",
+            "v3",
+            "The service areas with numeric types (v3)",
+            &["format"],
+            response("Every service area.", r("ServiceAreasV3")),
+            &not_found,
+        ),
+    ];
+    let mut paths = serde_json::Map::new();
+    for (path, id, tag, summary, params, ok, errors) in endpoints {
+        // Every endpoint answers with and without its trailing slash, without a redirect.
+        paths.insert(format!("{path}/"), operation(id, tag, summary, params, ok.clone(), errors));
+        paths.insert(path.to_owned(), operation(&format!("{id}NoSlash"), tag, summary, params, ok, errors));
+    }
+    paths.insert(
+        "/api/openapi.json".to_owned(),
+        json!({ "get": {
+            "operationId": "getOpenApi", "tags": ["meta"], "summary": "This document (also at /api/openapi/, with an HTML reference page)",
+            "responses": { "200": { "description": "The OpenAPI document.", "headers": header_refs(),
+                "content": { "application/json": { "schema": { "type": "object" } } } },
+                "400": { "$ref": "#/components/responses/BadRequest" },
+                "405": { "$ref": "#/components/responses/MethodNotAllowed" } },
+        } }),
+    );
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Service Directory API",
+            "version": "4.1",
+            "summary": "Read-only public directory of health and wellbeing services in Scotland (API v3, v4 and v4.1).",
+            "description": "Every endpoint answers GET, HEAD and OPTIONS (200, the headers, no body); any other method is 405. `?format=json` gives JSON, `?format=api` the HTML view. Data licensed under CC BY 4.0.",
+            "license": { "name": "CC BY 4.0 (data)", "url": "https://creativecommons.org/licenses/by/4.0/" },
+        },
+        "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
+        "servers": [{ "url": base_url }],
+        "tags": [
+            { "name": "v4", "description": "Version 4: `{meta, data}` envelopes." },
+            { "name": "v4.1", "description": "Version 4.1, under /api/v4/: adds the import." },
+            { "name": "v3", "description": "Version 3: bare arrays and `results` pages." },
+            { "name": "meta", "description": "This description." },
+        ],
+        "paths": paths,
+        "components": {
+            "schemas": schemas(),
+            "parameters": parameters(),
+            "responses": error_responses(),
+            "headers": headers(),
+        },
+    })
+}
+
+/// The operations of a document, for its HTML reference page: (method, path, summary,
+/// parameters, responses as `status: schema name`), paths with a trailing slash only.
+pub fn reference(doc: &Value) -> Vec<Value> {
+    let name_of = |v: &Value| {
+        v.get("$ref").and_then(Value::as_str).map(|s| s.rsplit('/').next().unwrap_or(s).to_owned()).unwrap_or_default()
+    };
+    let mut ops = Vec::new();
+    for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+        if !path.ends_with('/') && path != "/api/openapi.json" {
+            continue;
+        }
+        let get = &item["get"];
+        let params: Vec<Value> = get["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                let param = &doc["components"]["parameters"][name_of(p)];
+                json!({ "name": param["name"], "in": param["in"], "required": param["required"], "description": param["description"] })
+            })
+            .collect();
+        let responses: Vec<Value> = get["responses"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(status, resp)| {
+                let schema = &resp["content"]["application/json"]["schema"];
+                let target = if resp.get("$ref").is_some() {
+                    let resolved = &doc["components"]["responses"][name_of(resp)];
+                    name_of(&resolved["content"]["application/json"]["schema"])
+                } else {
+                    name_of(schema)
+                };
+                json!({ "status": status, "schema": target })
+            })
+            .collect();
+        ops.push(json!({ "method": "GET", "path": path, "summary": get["summary"], "tag": get["tags"][0], "parameters": params, "responses": responses }));
+    }
+    ops
+}
+
+/// Why the reference page could not be rendered.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot render the OpenAPI reference page: {0}")]
+pub struct PageError(#[from] minijinja::Error);
+
+/// The HTML reference page of a document, from `templates/openapi.html`.
+pub fn render_page(doc: &Value) -> Result<String, PageError> {
+    let mut env = minijinja::Environment::new();
+    env.add_template("openapi.html", include_str!("../templates/openapi.html"))?;
+    let schemas: Vec<Value> = doc["components"]["schemas"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, schema)| json!({ "name": name, "json": serde_json::to_string_pretty(schema).unwrap_or_default() }))
+        .collect();
+    let info = &doc["info"];
+    let ctx = json!({
+        "title": info["title"],
+        "version": info["version"],
+        "summary": info["summary"],
+        "description": info["description"],
+        "openapi": doc["openapi"],
+        "server": doc["servers"][0]["url"],
+        "operations": reference(doc),
+        "schemas": schemas,
+    });
+    env.get_template("openapi.html")?.render(minijinja::value::Serde(&ctx)).map_err(PageError)
+}

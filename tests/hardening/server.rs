@@ -1,0 +1,320 @@
+//! The real `svcdir-search` binary under faults (issue 6, "The search server"): limits that
+//! hyper enforces before our code runs, a new index on SIGHUP with zero failed requests under
+//! load, a bad index on SIGHUP kept out, and SIGTERM draining the requests in flight.
+//! Loopback only; every wait is bounded.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use svcdir::index::SearchIndex;
+use svcdir::model::Directory;
+
+use crate::search_support::{directory, publication};
+
+const BIN: &str = env!("CARGO_BIN_EXE_svcdir-search");
+const QUERY: &str = "/api/v4/services/?postcode=G2+1AL&page_size=5";
+/// Name of the first answer to [`QUERY`] in the fixture directory, and after the reload.
+const OLD_NAME: &str = "Drop-in Centre";
+const NEW_NAME: &str = "Drop-in Centre (reloaded)";
+
+/// A running server; killed on drop if the test did not stop it.
+struct Server {
+    child: Child,
+    address: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl Server {
+    fn start(index: &Path) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("svcdir-search starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let lines = log.clone();
+        // Drain stderr for the server's whole life, so that its log never blocks it.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(address) = line.split("listening on http://").nth(1) {
+                    let _ = tx.send(address.trim().to_owned());
+                }
+                lines.lock().expect("log lock").push(line);
+            }
+        });
+        let mut server = Server { child, address: String::new(), log };
+        server.address = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no listening line; stderr: {:?}", server.log.lock().expect("log lock")));
+        server
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.log.lock().expect("log lock").clone()
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill").args([name, &self.child.id().to_string()]).status().expect("kill runs");
+        assert!(status.success());
+    }
+
+    /// Waits (at most 20 s) until a log line contains `needle`, counting from line `from`.
+    fn wait_for_log(&self, from: usize, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(line) = self.log().into_iter().skip(from).find(|l| l.contains(needle)) {
+                return line;
+            }
+            assert!(Instant::now() < deadline, "no log line with {needle:?}: {:?}", self.log());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "did not stop: {:?}", self.log());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn write_index(path: &Path, dir: &Directory) {
+    // `write` goes through a temporary file and a rename: a reader sees the old file or the
+    // new one, never half of one.
+    SearchIndex::build(dir, &publication()).write(path).expect("index written");
+}
+
+fn reloaded_directory() -> Directory {
+    let mut dir = directory();
+    let service = dir.services.iter_mut().find(|s| s.name == OLD_NAME).expect("fixture service");
+    service.name = NEW_NAME.into();
+    dir
+}
+
+/// Sends raw bytes on a fresh connection and reads the whole answer (the server closes).
+fn raw(address: &str, bytes: &[u8]) -> String {
+    let mut stream = TcpStream::connect(address).expect("connects");
+    stream.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
+    // The server may answer and close before it has read everything: ignore a reset here.
+    let _ = stream.write_all(bytes);
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+fn status_of(answer: &str) -> &str {
+    answer.split(' ').nth(1).unwrap_or("")
+}
+
+fn first_name(body: &[u8]) -> String {
+    let json: serde_json::Value = serde_json::from_slice(body).expect("JSON");
+    json["data"][0]["name"].as_str().expect("a name").to_owned()
+}
+
+#[test]
+fn the_binary_refuses_oversized_requests_and_keeps_serving() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let index = work.path().join("search.idx");
+    write_index(&index, &directory());
+    let mut server = Server::start(&index);
+    let ok = format!("GET {QUERY} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+
+    // Our limit: a JSON 414.
+    let long = format!("GET {QUERY}&q={} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "a".repeat(9000));
+    let answer = raw(&server.address, long.as_bytes());
+    assert_eq!(status_of(&answer), "414", "{answer}");
+    assert!(answer.ends_with(r#"{"detail":"Request-URI too long."}"#), "{answer}");
+    // Our limit: a JSON 431.
+    let padded =
+        format!("GET {QUERY} HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\nConnection: close\r\n\r\n", "p".repeat(20_000));
+    let answer = raw(&server.address, padded.as_bytes());
+    assert_eq!(status_of(&answer), "431", "{answer}");
+    assert!(answer.ends_with(r#"{"detail":"Request header fields too large."}"#), "{answer}");
+    // hyper's limits, before any of our code: more than 100 headers, or a head larger than
+    // its read buffer (about 400 KiB), get a bodiless 431 and a closed connection.
+    let many: String = (0..101).map(|i| format!("X-H{i}: v\r\n")).collect();
+    let answer = raw(&server.address, format!("GET {QUERY} HTTP/1.1\r\nHost: x\r\n{many}\r\n").as_bytes());
+    assert_eq!(status_of(&answer), "431", "{answer}");
+    let huge = format!("GET {QUERY} HTTP/1.1\r\nHost: x\r\nX-Pad: {}\r\n\r\n", "p".repeat(600_000));
+    let answer = raw(&server.address, huge.as_bytes());
+    assert!(matches!(status_of(&answer), "431" | ""), "refused or closed: {answer:.200}");
+    // A URI hyper cannot even represent (the http crate's 64 KiB limit): refused, not a crash.
+    let giant = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(70_000));
+    let answer = raw(&server.address, giant.as_bytes());
+    assert!(matches!(status_of(&answer), "414" | "431" | ""), "refused or closed: {answer:.200}");
+    // Garbage instead of HTTP.
+    let answer = raw(&server.address, b"\x00\xff\r\n\r\nnot http at all\r\n\r\n");
+    assert!(matches!(status_of(&answer), "400" | ""), "{answer:.200}");
+
+    // Still serving, and the process is the same one.
+    let answer = raw(&server.address, ok.as_bytes());
+    assert_eq!(status_of(&answer), "200", "{answer:.300}");
+    assert!(matches!(server.child.try_wait(), Ok(None)));
+    server.signal("-TERM");
+    assert_eq!(server.wait_exit().code(), Some(0));
+}
+
+/// What one client of the load loop saw.
+#[derive(Default)]
+struct Seen {
+    ok: usize,
+    failures: Vec<String>,
+    /// First names in the order of the answers.
+    names: Vec<String>,
+}
+
+/// One keep-alive client: GET [`QUERY`] until `stop`, at most `limit` times.
+async fn client(address: String, stop: Arc<AtomicBool>, limit: usize) -> Seen {
+    let mut seen = Seen::default();
+    let stream = tokio::net::TcpStream::connect(&address).await.expect("connects");
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
+    tokio::spawn(connection);
+    for _ in 0..limit {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let request =
+            hyper::Request::builder().uri(QUERY).header("host", "x").body(Empty::<Bytes>::new()).expect("req");
+        match sender.send_request(request).await {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                match response.into_body().collect().await {
+                    Ok(body) if status == 200 => {
+                        seen.ok += 1;
+                        seen.names.push(first_name(&body.to_bytes()));
+                    }
+                    Ok(_) => seen.failures.push(format!("status {status}")),
+                    Err(err) => seen.failures.push(format!("body: {err}")),
+                }
+            }
+            Err(err) => {
+                seen.failures.push(format!("request: {err}"));
+                break;
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn sighup_swaps_in_a_new_index_under_load_with_zero_failed_requests() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let index = work.path().join("search.idx");
+    write_index(&index, &directory());
+    let mut server = Server::start(&index);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let stop = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..4).map(|_| runtime.spawn(client(server.address.clone(), stop.clone(), 20_000))).collect();
+
+    std::thread::sleep(Duration::from_millis(300));
+    write_index(&index, &reloaded_directory());
+    let before = server.log().len();
+    server.signal("-HUP");
+    let line = server.wait_for_log(before, "svcdir-search: reloaded ");
+    assert!(line.contains("15 services"), "{line}");
+    std::thread::sleep(Duration::from_millis(300));
+
+    // A bad file on SIGHUP: an error in the log, and the index in force is kept.
+    std::fs::write(&index, b"<html>not an index</html>").expect("write");
+    let before = server.log().len();
+    server.signal("-HUP");
+    let line = server.wait_for_log(before, "reload failed");
+    assert!(line.contains("not a svcdir search index"), "{line}");
+    std::fs::remove_file(&index).expect("remove");
+    let before = server.log().len();
+    server.signal("-HUP");
+    let line = server.wait_for_log(before, "reload failed");
+    assert!(line.contains("does not exist"), "{line}");
+    std::thread::sleep(Duration::from_millis(200));
+    stop.store(true, Ordering::SeqCst);
+
+    let seen: Vec<Seen> = runtime.block_on(async { futures_join(clients).await }).into_iter().collect();
+    let total: usize = seen.iter().map(|s| s.ok).sum();
+    let failures: Vec<&String> = seen.iter().flat_map(|s| &s.failures).collect();
+    assert!(failures.is_empty(), "{failures:?}");
+    assert!(total >= 40, "the load loop ran: {total} requests");
+    for client in &seen {
+        // Old answers, then new ones, never back: each request is answered by one index.
+        let switch = client.names.iter().position(|n| n == NEW_NAME).expect("new answers after SIGHUP");
+        assert!(switch > 0, "old answers before SIGHUP");
+        assert!(client.names[..switch].iter().all(|n| n == OLD_NAME));
+        assert!(client.names[switch..].iter().all(|n| n == NEW_NAME), "the bad files were never served");
+    }
+    assert!(matches!(server.child.try_wait(), Ok(None)), "SIGHUP did not end the process");
+    server.signal("-TERM");
+    assert_eq!(server.wait_exit().code(), Some(0));
+}
+
+async fn futures_join(handles: Vec<tokio::task::JoinHandle<Seen>>) -> Vec<Seen> {
+    let mut all = Vec::new();
+    for handle in handles {
+        all.push(tokio::time::timeout(Duration::from_secs(60), handle).await.expect("client finishes").expect("join"));
+    }
+    all
+}
+
+#[test]
+fn sigterm_lets_the_requests_in_flight_finish_then_exits_0() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let index: PathBuf = work.path().join("search.idx");
+    write_index(&index, &directory());
+    let mut server = Server::start(&index);
+
+    // 32 requests in flight: each head sent but its last line held back, so that the server
+    // has begun reading every one of them when SIGTERM arrives.
+    let mut streams: Vec<TcpStream> = (0..32)
+        .map(|_| {
+            let mut stream = TcpStream::connect(&server.address).expect("connects");
+            stream.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
+            stream.write_all(format!("GET {QUERY} HTTP/1.1\r\nHost: x\r\n").as_bytes()).expect("write");
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    server.signal("-TERM");
+    // The listener closes at once: from then on the server is draining.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(&server.address).is_ok() {
+        assert!(Instant::now() < deadline, "still accepting after SIGTERM");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(matches!(server.child.try_wait(), Ok(None)), "waits for the requests in flight");
+    for stream in &mut streams {
+        stream.write_all(b"\r\n").expect("finish the request");
+    }
+    for stream in &mut streams {
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).expect("a whole answer");
+        let answer = String::from_utf8_lossy(&answer);
+        assert_eq!(status_of(&answer), "200", "{answer:.300}");
+        assert!(answer.to_ascii_lowercase().contains("connection: close"), "{answer:.300}");
+        assert!(answer.contains(OLD_NAME));
+    }
+    assert_eq!(server.wait_exit().code(), Some(0), "{:?}", server.log());
+    assert!(server.log().iter().any(|l| l == "svcdir-search: stopped"));
+}

@@ -1,0 +1,124 @@
+//! Command-line conventions of `svcdir` (issue 7): `build --json`, exit codes 0/1/2, and
+//! `NO_COLOR`.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{self, fixture};
+
+fn build_json(input: &std::path::Path, work: &std::path::Path) -> (Option<i32>, Value, String) {
+    let output = common::build(input, work, &["--json"]);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "one JSON line on stdout:\n{stdout}");
+    let value: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    (output.status.code(), value, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn build_json_prints_one_summary_object() {
+    let work = tempfile::tempdir().unwrap();
+    let (code, first, _) = build_json(&fixture("small"), work.path());
+    assert_eq!(code, Some(0), "{first}");
+    assert_eq!(first["ok"], true);
+    assert_eq!(first["services"], 6);
+    assert_eq!(first["organisations"], 2);
+    assert_eq!(first["postcodes"], 2);
+    assert_eq!(first["up_to_date"], false);
+    for key in ["files", "bytes", "changed", "written", "index_bytes"] {
+        assert!(first[key].as_u64().is_some_and(|n| n > 0), "{key} in {first}");
+    }
+    for key in ["unchanged", "removed"] {
+        assert!(first[key].as_u64().is_some(), "{key} in {first}");
+    }
+    assert!(first["seconds"].as_f64().is_some(), "{first}");
+    assert_eq!(first["changed"], first["files"], "a first build changes every file");
+
+    let (code, second, _) = build_json(&fixture("small"), work.path());
+    assert_eq!(code, Some(0));
+    assert_eq!(second["up_to_date"], true, "{second}");
+    assert_eq!(second["unchanged"], first["files"]);
+    assert_eq!(second["changed"], 0);
+}
+
+#[test]
+fn build_json_lists_the_data_errors_and_exits_1() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    let path = input.join("locations.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut record: Value = serde_json::from_str(&lines[1]).unwrap();
+    record["latitude"] = serde_json::json!(95.5);
+    lines[1] = record.to_string();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+
+    let (code, value, stderr) = build_json(&input, work.path());
+    assert_eq!(code, Some(1), "{value}");
+    assert_eq!(value["ok"], false);
+    assert_eq!(value["more"], 0);
+    let errors = value["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{value}");
+    let error = &errors[0];
+    assert_eq!(error["file"], "locations.jsonl");
+    assert_eq!(error["line"], 2);
+    assert_eq!(error["field"], "latitude");
+    assert_eq!(error["value"], "95.5");
+    assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{error}");
+    // The human-readable report still goes to stderr.
+    assert!(stderr.contains("locations.jsonl:2"), "{stderr}");
+}
+
+#[test]
+fn build_json_reports_bad_usage_with_exit_2() {
+    let work = tempfile::tempdir().unwrap();
+    let output = common::svcdir(&[
+        "build",
+        "--input",
+        fixture("small").to_str().unwrap(),
+        "--output",
+        work.path().join("public").to_str().unwrap(),
+        "--index",
+        work.path().join("search.idx").to_str().unwrap(),
+        "--base-url",
+        "not a url",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value["ok"], false);
+    assert!(value["errors"][0]["message"].as_str().is_some_and(|m| !m.is_empty()), "{value}");
+}
+
+#[test]
+fn exit_codes_are_0_1_2() {
+    let ok = common::svcdir(&["validate", "--input", fixture("small").to_str().unwrap()]);
+    assert_eq!(ok.status.code(), Some(0));
+    let work = tempfile::tempdir().unwrap();
+    let bad = common::svcdir(&["validate", "--input", work.path().join("missing").to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(1));
+    let usage = common::svcdir(&["build", "--no-such-option"]);
+    assert_eq!(usage.status.code(), Some(2));
+}
+
+fn svcdir_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir"));
+    command.args(args).env_remove("NO_COLOR").env_remove("SVCDIR_BASE_URL");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn no_color_turns_colour_off_even_when_forced() {
+    // CLICOLOR_FORCE makes clap colour its usage errors even into a pipe; NO_COLOR wins.
+    let coloured = svcdir_env(&["build", "--no-such-option"], &[("CLICOLOR_FORCE", "1")]);
+    assert!(coloured.stderr.contains(&0x1b), "the control case must be coloured");
+    let plain = svcdir_env(&["build", "--no-such-option"], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]);
+    assert_eq!(plain.status.code(), Some(2));
+    assert!(!plain.stderr.contains(&0x1b), "{}", String::from_utf8_lossy(&plain.stderr));
+    let help = svcdir_env(&["build", "--help"], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]);
+    assert!(!help.stdout.contains(&0x1b), "{}", String::from_utf8_lossy(&help.stdout));
+}
