@@ -173,6 +173,9 @@ pub struct SearchArgs {
     /// Requests answered at once; one more gets 503 at once instead of waiting.
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent: u32,
+    /// Connections held open at once; more wait to be accepted until one closes.
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
 }
 
 /// Options of `svcdir nginx-config`.

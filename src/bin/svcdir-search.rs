@@ -55,6 +55,7 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
     let limits = Limits {
         request_timeout: Duration::from_millis(args.request_timeout_ms),
         max_concurrent: args.max_concurrent as usize,
+        max_connections: args.max_connections as usize,
         ..Limits::default()
     };
     // Listen for SIGHUP before serving, so that one sent right after the listening line is

@@ -13,6 +13,7 @@
 //! so that `svcdir-search` can swap in a re-read one on SIGHUP while requests go on.
 
 pub mod error;
+pub mod listener;
 pub mod negotiate;
 
 use std::future::Future;
@@ -139,6 +140,9 @@ pub struct Limits {
     /// Requests answered at once: one more gets 503 at once rather than waiting in a queue,
     /// so that a flood is shed cheaply and nginx can try another server.
     pub max_concurrent: usize,
+    /// Connections open at once: more wait in the accept queue until one closes
+    /// ([`listener::LimitedListener`]).
+    pub max_connections: usize,
 }
 
 impl Default for Limits {
@@ -150,6 +154,7 @@ impl Default for Limits {
             max_header_bytes: 16 * 1024,
             request_timeout: Duration::from_millis(5000),
             max_concurrent: 1024,
+            max_connections: 4096,
         }
     }
 }
@@ -275,11 +280,7 @@ pub async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|tcp| {
-        // Small responses on kept-alive connections: send them now, not after a delayed ACK.
-        let _ = tcp.set_nodelay(true);
-    });
+    let listener = listener::LimitedListener::new(listener, limits.max_connections);
     axum::serve(listener, live_app(state, limits)).with_graceful_shutdown(shutdown).await
 }
 

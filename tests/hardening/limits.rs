@@ -1,5 +1,6 @@
 //! The search server's limits and faults (issue 6, "The search server"): URL length, header
-//! size, time per request and requests at once, each answered with a JSON body; and a panic
+//! size, time per request and requests at once, each answered with a JSON body; connections at
+//! once, past which new ones wait to be accepted; and a panic
 //! that becomes a 500 JSON body while the server keeps serving. Driven through
 //! `app(..).oneshot` or, where the connection matters, over loopback HTTP in-process.
 
@@ -187,5 +188,36 @@ async fn after_a_panic_the_server_keeps_serving_on_the_same_connection_and_new_o
     let mut fresh = connect().await;
     assert_eq!(send(&mut fresh, "/ok").await, (200, json!({"ok": true})));
     assert!(!server.is_finished());
+    server.abort();
+}
+
+#[tokio::test]
+async fn connections_past_the_limit_wait_until_one_closes() {
+    let router = Router::new().route("/ok", get(|| async { "{\"ok\": true}" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let address = listener.local_addr().expect("address");
+    let limited = svcdir::server::listener::LimitedListener::new(listener, 2);
+    let server = tokio::spawn(async move { axum::serve(limited, router).await });
+    let connect = || async {
+        let stream = tokio::net::TcpStream::connect(address).await.expect("connects");
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
+        let driver = tokio::spawn(connection);
+        (sender, driver)
+    };
+    let (mut first, first_driver) = connect().await;
+    let (mut second, _second_driver) = connect().await;
+    assert_eq!(send(&mut first, "/ok").await.0, 200);
+    assert_eq!(send(&mut second, "/ok").await.0, 200);
+    // A third connection is queued, not served, while both stay open...
+    let (mut third, _third_driver) = connect().await;
+    let waiting = tokio::spawn(async move { send(&mut third, "/ok").await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "the third connection was served past the limit");
+    // ...and served as soon as one closes.
+    drop(first);
+    first_driver.abort();
+    let answer = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("served after a close");
+    assert_eq!(answer.expect("join").0, 200);
     server.abort();
 }
