@@ -96,3 +96,11 @@ fuzz:
 		RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$target corpus-run/$$target corpus/$$target -- \
 			-max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
+
+# ---- soak (issue 6) ----
+SOAK_SECONDS ?= 600
+.PHONY: bench-soak
+
+## bench-soak: SOAK_SECONDS (600) of mixed load on svcdir-search over loopback (10,000 services), RSS and p50/p99 every 10 s
+bench-soak:
+	SOAK_SECONDS=$(SOAK_SECONDS) $(CARGO) bench --bench soak

@@ -18,6 +18,7 @@ mod browser;
 mod cases;
 mod nginx_only;
 mod rebuild;
+mod replicas;
 mod support;
 
 /// Declares each case once per deployment.

@@ -1,0 +1,375 @@
+//! Soak benchmark of `svcdir-search` (`make bench-soak`, or `cargo bench --bench soak`;
+//! issue 6).
+//!
+//! Generates a sample dataset of 10,000 services (`svcdir::sample::generate`, seed 2024;
+//! `SOAK_SERVICES` to change), builds and writes the search index, starts the real
+//! `svcdir-search` binary on a free loopback port and drives it with the mixed query file of
+//! `search_load` (the same generator, copied here: postcodes at various radii and pages, with
+//! `q`, `category`, `location_type`, v4 and v3) from 64 keep-alive HTTP/1.1 connections on a
+//! 2-thread tokio runtime for `SOAK_SECONDS` (default 600). Every 10 s
+//! (`SOAK_INTERVAL_SECONDS`) it samples the server's resident set (VmRSS from
+//! `/proc/PID/status`) and the latencies of the requests completed in that interval, and at
+//! the end prints a Markdown table: time, requests in the interval, requests/s, p50, p99,
+//! max, RSS; then the peak RSS (VmHWM) and the totals.
+//!
+//! Run without `--bench` (as `cargo test --all-targets` does) it only makes a 2-second smoke
+//! run on 300 services, sampling every 0.5 s.
+//!
+//! It fails (exit 1) on any 5xx answer, failed request, or a server that does not exit 0 on
+//! SIGTERM. Traffic goes to 127.0.0.1 only; the load is bounded in time.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use svcdir::index::SearchIndex;
+use svcdir::model::Directory;
+use svcdir::views::Publication;
+
+const CONNECTIONS: usize = 64;
+const CLIENT_THREADS: usize = 2;
+const QUERIES: usize = 5000;
+
+/// The server process; killed on drop if not stopped.
+struct Server {
+    child: Child,
+    address: String,
+    log: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl Server {
+    fn start(index: &Path, log: PathBuf) -> Server {
+        let file = std::fs::File::create(&log).expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_svcdir-search"))
+            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(file))
+            .spawn()
+            .expect("svcdir-search starts");
+        let mut server = Server { child, address: String::new(), log };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while server.address.is_empty() {
+            assert!(Instant::now() < deadline, "server did not start: {}", server.log_text());
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("server exited with {status}: {}", server.log_text());
+            }
+            if let Some(address) = server.log_text().split("listening on http://").nth(1) {
+                server.address = address.lines().next().unwrap_or("").trim().to_owned();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// A `kB` field of `/proc/PID/status` (VmRSS, VmHWM), in MB.
+    fn status_mb(&self, field: &str) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map(|kb| kb / 1024.0)
+            .unwrap_or(f64::NAN)
+    }
+
+    fn stop(mut self) -> Option<i32> {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+/// The query mix of `benches/search_load.rs` (copied, same seed gives the same file).
+fn queries(dir: &Directory, seed: u64) -> Vec<String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut words: Vec<String> = dir
+        .services
+        .iter()
+        .step_by(97)
+        .flat_map(|s| svcdir::index::text::words(&s.name))
+        .chain(dir.categories.nodes.iter().flat_map(|n| svcdir::index::text::words(&n.name)))
+        .filter(|w| w.len() >= 4)
+        .collect();
+    words.sort();
+    words.dedup();
+    let slugs: Vec<&str> = dir.categories.nodes.iter().map(|n| n.slug.as_str()).collect();
+    let postcodes = &dir.postcodes.postcodes;
+    (0..QUERIES)
+        .map(|_| {
+            let postcode = &postcodes[rng.gen_range(0..postcodes.len())].code;
+            let mut q = form_urlencoded::Serializer::new(String::new());
+            q.append_pair("postcode", postcode);
+            let kind = rng.gen_range(0..100);
+            let radius = *[1000u32, 2000, 5000, 5000, 10_000, 20_000].choose(&mut rng).expect("radii");
+            if radius != 5000 {
+                q.append_pair("radius", &radius.to_string());
+            }
+            if (40..60).contains(&kind) || kind >= 95 {
+                let word = words.choose(&mut rng).expect("words");
+                q.append_pair("q", word);
+            }
+            if (60..80).contains(&kind) || kind >= 95 {
+                let n = rng.gen_range(1..3);
+                let chosen: Vec<&str> = (0..n).map(|_| *slugs.choose(&mut rng).expect("slugs")).collect();
+                q.append_pair("category", &chosen.join(","));
+            }
+            if (80..95).contains(&kind) {
+                q.append_pair("location_type", if rng.gen_bool(0.5) { "local" } else { "national" });
+            }
+            let v3 = rng.gen_bool(0.1);
+            if !v3 && rng.gen_bool(0.2) {
+                q.append_pair("page_size", ["25", "50", "100"].choose(&mut rng).expect("sizes"));
+            }
+            let page = *[1u32, 1, 1, 1, 1, 1, 2, 2, 3].choose(&mut rng).expect("pages");
+            if page > 1 {
+                q.append_pair("page", &page.to_string());
+            }
+            let path = if v3 { "/api/v3/search/" } else { "/api/v4/services/" };
+            format!("{path}?{}", q.finish())
+        })
+        .collect()
+}
+
+/// What the connections share: the latencies since the last sample, and counters.
+#[derive(Default)]
+struct Shared {
+    latencies_us: Mutex<Vec<u32>>,
+    statuses: [AtomicU64; 6],
+    errors: AtomicU64,
+    first_error: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn fail(&self, what: &str, error: impl std::fmt::Display) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        self.first_error.lock().expect("lock").get_or_insert_with(|| format!("{what}: {error}"));
+    }
+}
+
+/// One keep-alive connection sending the queries in turn until `stop`.
+async fn connection(
+    address: String,
+    queries: Arc<Vec<String>>,
+    start: usize,
+    stop: Arc<AtomicBool>,
+    shared: Arc<Shared>,
+) {
+    let mut n = start;
+    'reconnect: while !stop.load(Ordering::Relaxed) {
+        let stream = match tokio::net::TcpStream::connect(&address).await {
+            Ok(stream) => stream,
+            Err(e) => {
+                shared.fail("connect", e);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let (mut sender, conn) = match hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await
+        {
+            Ok(pair) => pair,
+            Err(e) => {
+                shared.fail("handshake", e);
+                continue;
+            }
+        };
+        tokio::spawn(conn);
+        let mut batch = Vec::with_capacity(64);
+        while !stop.load(Ordering::Relaxed) {
+            let target = &queries[n % queries.len()];
+            n += 1;
+            let request = hyper::Request::get(target.as_str())
+                .header("host", "127.0.0.1")
+                .body(Empty::<Bytes>::new())
+                .expect("request");
+            let started = Instant::now();
+            let response = match sender.send_request(request).await {
+                Ok(response) => response,
+                Err(e) => {
+                    shared.fail(target, e);
+                    continue 'reconnect;
+                }
+            };
+            let status = response.status().as_u16();
+            if let Err(e) = response.into_body().collect().await {
+                shared.fail(target, e);
+                continue 'reconnect;
+            }
+            batch.push(started.elapsed().as_micros().min(u32::MAX as u128) as u32);
+            shared.statuses[(status / 100).min(5) as usize].fetch_add(1, Ordering::Relaxed);
+            // Hand latencies over in small batches: little contention, at most a few ms late.
+            if batch.len() >= 16 {
+                shared.latencies_us.lock().expect("lock").append(&mut batch);
+            }
+        }
+        shared.latencies_us.lock().expect("lock").append(&mut batch);
+    }
+}
+
+fn percentile(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1] as f64 / 1000.0
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, benching: bool, default: T) -> T {
+    std::env::var(name).ok().filter(|_| benching).and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; without it (`cargo test --all-targets`) a smoke run.
+    let benching = std::env::args().any(|a| a == "--bench");
+    let services: usize = env_or("SOAK_SERVICES", benching, if benching { 10_000 } else { 300 });
+    let seconds: f64 = env_or("SOAK_SECONDS", benching, if benching { 600.0 } else { 2.0 });
+    let interval: f64 = env_or("SOAK_INTERVAL_SECONDS", benching, if benching { 10.0 } else { 0.5 });
+    if !benching {
+        eprintln!("soak: smoke run (300 services, 2 s); `cargo bench --bench soak` for figures");
+    }
+
+    let work = tempfile::tempdir().expect("temp dir");
+    let input = work.path().join("input");
+    let cfg = svcdir::sample::SampleConfig { services, seed: 2024, out: input.clone() };
+    svcdir::sample::generate(&cfg).expect("sample dataset");
+    let dir = svcdir::validate::load_directory(&input).unwrap_or_else(|e| panic!("dataset loads: {e:?}"));
+    let publication = Publication::with_defaults("http://127.0.0.1:8081".into(), "http://127.0.0.1:8080".into());
+    let index_path = work.path().join("search.idx");
+    SearchIndex::build(&dir, &publication).write(&index_path).expect("index written");
+    let queries = Arc::new(queries(&dir, 7));
+    drop(dir);
+
+    let server = Server::start(&index_path, work.path().join("server.log"));
+    let rss_start = server.status_mb("VmRSS:");
+    eprintln!("soak: {services} services, {seconds} s, sampling every {interval} s; RSS at start {rss_start:.1} MB");
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(CLIENT_THREADS)
+        .enable_all()
+        .build()
+        .expect("client runtime");
+    let shared = Arc::new(Shared::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let tasks: Vec<_> = (0..CONNECTIONS)
+        .map(|c| {
+            runtime.spawn(connection(
+                server.address.clone(),
+                queries.clone(),
+                c * queries.len() / CONNECTIONS,
+                stop.clone(),
+                shared.clone(),
+            ))
+        })
+        .collect();
+
+    let mut table = String::from(
+        "| time s | requests | requests/s | p50 ms | p99 ms | max ms | RSS MB |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let _ = writeln!(table, "| 0 | - | - | - | - | - | {rss_start:.1} |");
+    let started = Instant::now();
+    let mut last = started;
+    let mut total = 0usize;
+    let mut tick = 1u32;
+    loop {
+        let at = (f64::from(tick) * interval).min(seconds);
+        let deadline = started + Duration::from_secs_f64(at);
+        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+        let now = Instant::now();
+        let mut latencies = std::mem::take(&mut *shared.latencies_us.lock().expect("lock"));
+        let rss = server.status_mb("VmRSS:");
+        latencies.sort_unstable();
+        let span = now.duration_since(last).as_secs_f64();
+        last = now;
+        total += latencies.len();
+        let p99 = percentile(&latencies, 99.0);
+        let line = format!(
+            "| {:.1} | {} | {:.0} | {:.2} | {:.2} | {:.1} | {:.1} |",
+            now.duration_since(started).as_secs_f64(),
+            latencies.len(),
+            latencies.len() as f64 / span,
+            percentile(&latencies, 50.0),
+            p99,
+            percentile(&latencies, 100.0),
+            rss
+        );
+        eprintln!("soak: {line}");
+        let _ = writeln!(table, "{line}");
+        if at >= seconds {
+            break;
+        }
+        tick += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    runtime.block_on(async {
+        for task in tasks {
+            let _ = tokio::time::timeout(Duration::from_secs(30), task).await;
+        }
+    });
+    let elapsed = started.elapsed().as_secs_f64();
+    let rss_end = server.status_mb("VmRSS:");
+    let hwm = server.status_mb("VmHWM:");
+    let exit = server.stop();
+
+    let statuses: Vec<u64> = shared.statuses.iter().map(|s| s.load(Ordering::Relaxed)).collect();
+    let errors = shared.errors.load(Ordering::Relaxed);
+    println!("\nsoak: {services} services, {CONNECTIONS} connections, {CLIENT_THREADS} client threads, {seconds} s\n");
+    println!("{table}");
+    println!(
+        "RSS start {rss_start:.1} MB, end {rss_end:.1} MB, peak (VmHWM) {hwm:.1} MB; {total} requests in {elapsed:.0} s \
+         ({:.0}/s); 2xx {} / 4xx {} / 5xx {} / errors {errors}; server exit {exit:?}",
+        total as f64 / elapsed,
+        statuses[2],
+        statuses[4],
+        statuses[5],
+    );
+    let mut problems = Vec::new();
+    if statuses[5] > 0 || errors > 0 {
+        let first = shared.first_error.lock().expect("lock").clone();
+        problems.push(format!(
+            "{} 5xx, {errors} failed requests (first: {})",
+            statuses[5],
+            first.as_deref().unwrap_or("-")
+        ));
+    }
+    if statuses[2] == 0 {
+        problems.push("no successful response".to_owned());
+    }
+    if exit != Some(0) {
+        problems.push(format!("server exit {exit:?} after SIGTERM"));
+    }
+    for problem in &problems {
+        eprintln!("soak: FAILED: {problem}");
+    }
+    println!("soak: {} passed, {} failed", usize::from(problems.is_empty()), usize::from(!problems.is_empty()));
+    if !problems.is_empty() {
+        std::process::exit(1);
+    }
+}
