@@ -19,145 +19,17 @@
 //! SIGTERM. Traffic goes to 127.0.0.1 only; the load is bounded in time.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
-use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use svcdir::index::SearchIndex;
-use svcdir::model::Directory;
 use svcdir::views::Publication;
 
-const CONNECTIONS: usize = 64;
-const CLIENT_THREADS: usize = 2;
-const QUERIES: usize = 5000;
-
-/// The server process; killed on drop if not stopped.
-struct Server {
-    child: Child,
-    address: String,
-    log: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-impl Server {
-    fn start(index: &Path, log: PathBuf) -> Server {
-        let file = std::fs::File::create(&log).expect("log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_svcdir-search"))
-            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(file))
-            .spawn()
-            .expect("svcdir-search starts");
-        let mut server = Server { child, address: String::new(), log };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while server.address.is_empty() {
-            assert!(Instant::now() < deadline, "server did not start: {}", server.log_text());
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("server exited with {status}: {}", server.log_text());
-            }
-            if let Some(address) = server.log_text().split("listening on http://").nth(1) {
-                server.address = address.lines().next().unwrap_or("").trim().to_owned();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        server
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// A `kB` field of `/proc/PID/status` (VmRSS, VmHWM), in MB.
-    fn status_mb(&self, field: &str) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(field))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-            .map(|kb| kb / 1024.0)
-            .unwrap_or(f64::NAN)
-    }
-
-    fn stop(mut self) -> Option<i32> {
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return status.code();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
-    }
-}
-
-/// The query mix of `benches/search_load.rs` (copied, same seed gives the same file).
-fn queries(dir: &Directory, seed: u64) -> Vec<String> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut words: Vec<String> = dir
-        .services
-        .iter()
-        .step_by(97)
-        .flat_map(|s| svcdir::index::text::words(&s.name))
-        .chain(dir.categories.nodes.iter().flat_map(|n| svcdir::index::text::words(&n.name)))
-        .filter(|w| w.len() >= 4)
-        .collect();
-    words.sort();
-    words.dedup();
-    let slugs: Vec<&str> = dir.categories.nodes.iter().map(|n| n.slug.as_str()).collect();
-    let postcodes = &dir.postcodes.postcodes;
-    (0..QUERIES)
-        .map(|_| {
-            let postcode = &postcodes[rng.gen_range(0..postcodes.len())].code;
-            let mut q = form_urlencoded::Serializer::new(String::new());
-            q.append_pair("postcode", postcode);
-            let kind = rng.gen_range(0..100);
-            let radius = *[1000u32, 2000, 5000, 5000, 10_000, 20_000].choose(&mut rng).expect("radii");
-            if radius != 5000 {
-                q.append_pair("radius", &radius.to_string());
-            }
-            if (40..60).contains(&kind) || kind >= 95 {
-                let word = words.choose(&mut rng).expect("words");
-                q.append_pair("q", word);
-            }
-            if (60..80).contains(&kind) || kind >= 95 {
-                let n = rng.gen_range(1..3);
-                let chosen: Vec<&str> = (0..n).map(|_| *slugs.choose(&mut rng).expect("slugs")).collect();
-                q.append_pair("category", &chosen.join(","));
-            }
-            if (80..95).contains(&kind) {
-                q.append_pair("location_type", if rng.gen_bool(0.5) { "local" } else { "national" });
-            }
-            let v3 = rng.gen_bool(0.1);
-            if !v3 && rng.gen_bool(0.2) {
-                q.append_pair("page_size", ["25", "50", "100"].choose(&mut rng).expect("sizes"));
-            }
-            let page = *[1u32, 1, 1, 1, 1, 1, 2, 2, 3].choose(&mut rng).expect("pages");
-            if page > 1 {
-                q.append_pair("page", &page.to_string());
-            }
-            let path = if v3 { "/api/v3/search/" } else { "/api/v4/services/" };
-            format!("{path}?{}", q.finish())
-        })
-        .collect()
-}
-
+mod support;
+use support::{CLIENT_THREADS, CONNECTIONS, Server, percentile, queries};
 /// What the connections share: the latencies since the last sample, and counters.
 #[derive(Default)]
 struct Shared {
@@ -232,14 +104,6 @@ async fn connection(
         }
         shared.latencies_us.lock().expect("lock").append(&mut batch);
     }
-}
-
-fn percentile(sorted: &[u32], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1] as f64 / 1000.0
 }
 
 fn env_or<T: std::str::FromStr>(name: &str, benching: bool, default: T) -> T {
