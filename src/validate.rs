@@ -250,6 +250,32 @@ struct Refs<'a> {
 }
 
 impl Refs<'_> {
+    /// Resolves a list of names (category slugs, area codes) through `map`: a name that is
+    /// missing is reported at `field[i]` (unless the target file is incomplete), a name
+    /// listed twice too.
+    fn named<T: Copy>(
+        &self,
+        (file, line, field): (&str, usize, &str),
+        names: &[String],
+        map: &HashMap<&str, T>,
+        (target, message): (&str, &str),
+        errors: &mut DataErrors,
+    ) -> Vec<T> {
+        let mut found = Vec::with_capacity(names.len());
+        for (ix, name) in names.iter().enumerate() {
+            match map.get(name.as_str()) {
+                Some(&value) => found.push(value),
+                None => self.dangling(
+                    target,
+                    errors,
+                    DataError::at(file, Some(line), format!("{field}[{ix}]"), name, message),
+                ),
+            }
+        }
+        no_repeats(file, line, field, names, errors);
+        found
+    }
+
     /// Reports a reference that names nothing, unless its target file is incomplete.
     fn dangling(&self, target: &str, errors: &mut DataErrors, error: DataError) {
         if !self.incomplete.contains(target) {
@@ -343,42 +369,21 @@ fn check_services(
         require_text(errors, file, Some(line), "name", &record.name);
         let slug = slug_of(file, line, record.slug.as_deref(), &record.name, &record.id, "service", errors);
         let last_updated = timestamp(file, line, "last_updated", &record.last_updated, errors);
-        let mut categories = Vec::new();
-        for (ix, slug) in record.categories.iter().enumerate() {
-            match refs.categories.get(slug.as_str()) {
-                Some(&c) => categories.push(c),
-                None => refs.dangling(
-                    files::CATEGORIES,
-                    errors,
-                    DataError::at(
-                        file,
-                        Some(line),
-                        format!("categories[{ix}]"),
-                        slug,
-                        "is no category slug of categories.json",
-                    ),
-                ),
-            }
-        }
-        no_repeats(file, line, "categories", &record.categories, errors);
-        let mut areas = Vec::new();
-        for (ix, code) in record.service_areas.iter().enumerate() {
-            match refs.areas.get(code.as_str()) {
-                Some(&a) => areas.push(a),
-                None => refs.dangling(
-                    files::SERVICE_AREAS,
-                    errors,
-                    DataError::at(
-                        file,
-                        Some(line),
-                        format!("service_areas[{ix}]"),
-                        code,
-                        "is no code of service_areas.json",
-                    ),
-                ),
-            }
-        }
-        no_repeats(file, line, "service_areas", &record.service_areas, errors);
+        let at = |field: &'static str| (file, line, field);
+        let categories = refs.named(
+            at("categories"),
+            &record.categories,
+            refs.categories,
+            (files::CATEGORIES, "is no category slug of categories.json"),
+            errors,
+        );
+        let areas = refs.named(
+            at("service_areas"),
+            &record.service_areas,
+            refs.areas,
+            (files::SERVICE_AREAS, "is no code of service_areas.json"),
+            errors,
+        );
         for (ix, id) in record.location_ids.iter().enumerate() {
             match locations.by_id.get(id) {
                 None => refs.dangling(

@@ -3,84 +3,16 @@
 
 mod search_support;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
+use search_support::process::Server;
 use search_support::{directory, publication};
 use svcdir::index::SearchIndex;
 
 const BIN: &str = env!("CARGO_BIN_EXE_svcdir-search");
-
-/// A running server; killed on drop if the test did not stop it.
-struct Server {
-    child: Child,
-    address: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-impl Server {
-    fn start(index: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("svcdir-search starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
-        let lines = log.clone();
-        // Drain stderr for the server's whole life, so that its log never blocks it.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(address) = line.split("listening on http://").nth(1) {
-                    let _ = tx.send(address.trim().to_owned());
-                }
-                lines.lock().expect("log lock").push(line);
-            }
-        });
-        let mut server = Server { child, address: String::new(), log };
-        server.address = rx
-            .recv_timeout(Duration::from_secs(20))
-            .unwrap_or_else(|_| panic!("no listening line; stderr: {:?}", server.log.lock().expect("log lock")));
-        server
-    }
-
-    fn log(&self) -> Vec<String> {
-        self.log.lock().expect("log lock").clone()
-    }
-
-    /// Sends SIGTERM and waits for the exit status.
-    fn terminate(&mut self) -> std::process::ExitStatus {
-        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().expect("kill runs");
-        assert!(status.success());
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "did not stop after SIGTERM");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
 
 struct Reply {
     status: u16,

@@ -3,12 +3,11 @@
 //! load, a bad index on SIGHUP kept out, and SIGTERM draining the requests in flight.
 //! Loopback only; every wait is bounded.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Empty};
@@ -16,91 +15,13 @@ use hyper::body::Bytes;
 use svcdir::index::SearchIndex;
 use svcdir::model::Directory;
 
+use crate::search_support::process::Server;
 use crate::search_support::{directory, publication};
 
-const BIN: &str = env!("CARGO_BIN_EXE_svcdir-search");
 const QUERY: &str = "/api/v4/services/?postcode=G2+1AL&page_size=5";
 /// Name of the first answer to [`QUERY`] in the fixture directory, and after the reload.
 const OLD_NAME: &str = "Drop-in Centre";
 const NEW_NAME: &str = "Drop-in Centre (reloaded)";
-
-/// A running server; killed on drop if the test did not stop it.
-struct Server {
-    child: Child,
-    address: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-impl Server {
-    fn start(index: &Path) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("svcdir-search starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
-        let lines = log.clone();
-        // Drain stderr for the server's whole life, so that its log never blocks it.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(address) = line.split("listening on http://").nth(1) {
-                    let _ = tx.send(address.trim().to_owned());
-                }
-                lines.lock().expect("log lock").push(line);
-            }
-        });
-        let mut server = Server { child, address: String::new(), log };
-        server.address = rx
-            .recv_timeout(Duration::from_secs(20))
-            .unwrap_or_else(|_| panic!("no listening line; stderr: {:?}", server.log.lock().expect("log lock")));
-        server
-    }
-
-    fn log(&self) -> Vec<String> {
-        self.log.lock().expect("log lock").clone()
-    }
-
-    fn signal(&self, name: &str) {
-        let status = Command::new("kill").args([name, &self.child.id().to_string()]).status().expect("kill runs");
-        assert!(status.success());
-    }
-
-    /// Waits (at most 20 s) until a log line contains `needle`, counting from line `from`.
-    fn wait_for_log(&self, from: usize, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(line) = self.log().into_iter().skip(from).find(|l| l.contains(needle)) {
-                return line;
-            }
-            assert!(Instant::now() < deadline, "no log line with {needle:?}: {:?}", self.log());
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    fn wait_exit(&mut self) -> std::process::ExitStatus {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "did not stop: {:?}", self.log());
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
 
 fn write_index(path: &Path, dir: &Directory) {
     // `write` goes through a temporary file and a rename: a reader sees the old file or the
@@ -140,7 +61,7 @@ fn the_binary_refuses_oversized_requests_and_keeps_serving() {
     let work = tempfile::tempdir().expect("temp dir");
     let index = work.path().join("search.idx");
     write_index(&index, &directory());
-    let mut server = Server::start(&index);
+    let mut server = Server::start(&index, &[]);
     let ok = format!("GET {QUERY} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
 
     // Our limit: a JSON 414.
@@ -226,7 +147,7 @@ fn sighup_swaps_in_a_new_index_under_load_with_zero_failed_requests() {
     let work = tempfile::tempdir().expect("temp dir");
     let index = work.path().join("search.idx");
     write_index(&index, &directory());
-    let mut server = Server::start(&index);
+    let mut server = Server::start(&index, &[]);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let stop = Arc::new(AtomicBool::new(false));
     let clients: Vec<_> = (0..4).map(|_| runtime.spawn(client(server.address.clone(), stop.clone(), 20_000))).collect();
@@ -283,7 +204,7 @@ fn sigterm_lets_the_requests_in_flight_finish_then_exits_0() {
     let work = tempfile::tempdir().expect("temp dir");
     let index: PathBuf = work.path().join("search.idx");
     write_index(&index, &directory());
-    let mut server = Server::start(&index);
+    let mut server = Server::start(&index, &[]);
 
     // 32 requests in flight: each head sent but its last line held back, so that the server
     // has begun reading every one of them when SIGTERM arrives.

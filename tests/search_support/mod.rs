@@ -20,6 +20,7 @@ use tower::ServiceExt;
 use uuid::Uuid;
 
 pub mod brute;
+pub mod process;
 pub mod random;
 
 /// Base URL recorded in every test index.
