@@ -31,18 +31,32 @@ use svcdir::views::Publication;
 mod support;
 use support::{CLIENT_THREADS, CONNECTIONS, Server, percentile, queries};
 /// What the connections share: the latencies since the last sample, and counters.
-#[derive(Default)]
 struct Shared {
+    started: Instant,
     latencies_us: Mutex<Vec<u32>>,
     statuses: [AtomicU64; 6],
     errors: AtomicU64,
-    first_error: Mutex<Option<String>>,
+    /// The first failures, each with its time since the start, to find in the server log.
+    failures: Mutex<Vec<String>>,
 }
 
 impl Shared {
+    fn new() -> Shared {
+        Shared {
+            started: Instant::now(),
+            latencies_us: Mutex::default(),
+            statuses: Default::default(),
+            errors: AtomicU64::new(0),
+            failures: Mutex::default(),
+        }
+    }
+
     fn fail(&self, what: &str, error: impl std::fmt::Display) {
         self.errors.fetch_add(1, Ordering::Relaxed);
-        self.first_error.lock().expect("lock").get_or_insert_with(|| format!("{what}: {error}"));
+        let mut failures = self.failures.lock().expect("lock");
+        if failures.len() < 20 {
+            failures.push(format!("at {:.3} s, {what}: {error}", self.started.elapsed().as_secs_f64()));
+        }
     }
 }
 
@@ -140,7 +154,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("client runtime");
-    let shared = Arc::new(Shared::default());
+    let shared = Arc::new(Shared::new());
     let stop = Arc::new(AtomicBool::new(false));
     let tasks: Vec<_> = (0..CONNECTIONS)
         .map(|c| {
@@ -200,6 +214,7 @@ fn main() {
     let elapsed = started.elapsed().as_secs_f64();
     let rss_end = server.status_mb("VmRSS:");
     let hwm = server.status_mb("VmHWM:");
+    let server_log = server.log.clone();
     let exit = server.stop();
 
     let statuses: Vec<u64> = shared.statuses.iter().map(|s| s.load(Ordering::Relaxed)).collect();
@@ -216,11 +231,17 @@ fn main() {
     );
     let mut problems = Vec::new();
     if statuses[5] > 0 || errors > 0 {
-        let first = shared.first_error.lock().expect("lock").clone();
+        let failures = shared.failures.lock().expect("lock").clone();
+        // Keep the server's log (one line per request, and any error it reported) to read.
+        let kept = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("soak-server.log");
+        let kept = match std::fs::copy(&server_log, &kept) {
+            Ok(_) => kept.display().to_string(),
+            Err(e) => format!("(not kept: {e})"),
+        };
         problems.push(format!(
-            "{} 5xx, {errors} failed requests (first: {})",
+            "{} 5xx, {errors} failed requests; server log {kept}; failures:\n  {}",
             statuses[5],
-            first.as_deref().unwrap_or("-")
+            failures.join("\n  ")
         ));
     }
     if statuses[2] == 0 {

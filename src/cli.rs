@@ -148,8 +148,9 @@ Every other path answers 404; put it behind the nginx configuration from `svcdir
 It logs one line per request to stderr (method, path and query, status, microseconds) and stops \
 gracefully on SIGTERM or Ctrl-C, finishing the requests in flight. On SIGHUP it reads the index \
 again and answers new requests from it; when the file is missing or corrupt it logs an error and \
-keeps the index it has. A path and query over 8 KiB gets 414, headers over 16 KiB get 431, and a \
-request over the time limit or past the concurrency limit gets 503, each with a JSON body. Exit \
+keeps the index it has. A path and query over 8 KiB gets 414, headers over 16 KiB get 431, a \
+request over the time limit 408, and a request or connection past the limits 429 with Retry-After, \
+each with a JSON body; a connection slow to send a request's headers, or idle that long, is closed. Exit \
 status: 0 after a clean stop, 1 when the index is missing or unreadable or the address cannot be \
 listened on, 2 on bad usage."
 )]
@@ -165,17 +166,24 @@ pub struct SearchArgs {
     /// Overrides the base URL recorded in the index by `svcdir build --base-url`.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Time allowed to answer one request, in milliseconds; a handler still waiting then is
-    /// answered 503 `{"detail": "Request timed out."}` (a search, which does not wait, runs
-    /// to its end).
+    /// Time allowed to answer one request, in milliseconds; a search still running then
+    /// stops and is answered 408 `{"detail": "Request timed out."}`, and the connection closed.
     #[arg(long, value_name = "MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..))]
     pub request_timeout_ms: u64,
-    /// Requests answered at once; one more gets 503 at once instead of waiting.
+    /// Requests answered at once; one more gets 429 (with `Retry-After: 1`) at once instead
+    /// of waiting.
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrent: u32,
-    /// Connections held open at once; more wait to be accepted until one closes.
+    /// Connections served at once; the next 256 get one 429 answer and are closed, and more
+    /// wait to be accepted until one closes.
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
+    /// Time a connection may take to send a request's headers, in milliseconds, counted from
+    /// when the server is ready for the next request (so also the idle time allowed between
+    /// kept-alive requests); past it the connection is closed. Keep it above the idle
+    /// keep-alive time of the proxy in front (10 s in `svcdir nginx-config`).
+    #[arg(long, value_name = "MS", default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout_ms: u64,
 }
 
 /// Options of `svcdir nginx-config`.

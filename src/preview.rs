@@ -133,9 +133,7 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
             let response = answer_static(&inner, &answer, &method).await;
             // The same line as the search server's access log.
             let target = request.uri().path_and_query().map_or("/", |pq| pq.as_str());
-            let line =
-                format!("{method} {target} {} {}us\n", response.status().as_u16(), started.elapsed().as_micros());
-            eprint!("{line}");
+            server::log::access(&method, target, response.status(), started.elapsed());
             response
         }
     }
@@ -209,7 +207,7 @@ async fn read(public: &Path, rel: &str) -> Result<Option<Vec<u8>>, Response> {
         Ok(bytes) => Ok(Some(bytes)),
         Err(err) if matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => Ok(None),
         Err(err) => {
-            eprintln!("svcdir serve: cannot read {rel}: {err}");
+            server::log::line(format_args!("svcdir serve: cannot read {rel}: {err}"));
             Err(ApiError::Internal.into_response())
         }
     }

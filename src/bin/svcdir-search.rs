@@ -10,21 +10,21 @@ use anyhow::Context as _;
 use clap::Parser;
 use svcdir::cli::SearchArgs;
 use svcdir::index::SearchIndex;
-use svcdir::server::{self, AppState, Limits, LiveState};
+use svcdir::server::{self, AppState, Limits, LiveState, log};
 
 fn main() -> ExitCode {
     let args = SearchArgs::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("svcdir-search: error: cannot start the async runtime: {err}");
+            log::line(format_args!("svcdir-search: error: cannot start the async runtime: {err}"));
             return ExitCode::FAILURE;
         }
     };
     match runtime.block_on(run(args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("svcdir-search: error: {err:#}");
+            log::line(format_args!("svcdir-search: error: {err:#}"));
             ExitCode::FAILURE
         }
     }
@@ -36,7 +36,7 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let index = SearchIndex::read(&args.index)?;
     let dir = index.directory();
-    eprintln!(
+    log::line(format_args!(
         "svcdir-search: loaded {} in {} ms: {} services, {} organisations, {} locations, {} postcodes, {} words",
         args.index.display(),
         started.elapsed().as_millis(),
@@ -45,17 +45,18 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
         dir.locations.len(),
         dir.postcodes.postcodes.len(),
         index.term_count(),
-    );
+    ));
     let mut state = AppState::new(index);
     if let Some(base_url) = &base_url {
         state = state.with_base_url(base_url.clone());
     }
-    eprintln!("svcdir-search: links use base URL {}", state.publication().base_url);
+    log::line(format_args!("svcdir-search: links use base URL {}", state.publication().base_url));
     let live = Arc::new(LiveState::new(Arc::new(state)));
     let limits = Limits {
         request_timeout: Duration::from_millis(args.request_timeout_ms),
         max_concurrent: args.max_concurrent as usize,
         max_connections: args.max_connections as usize,
+        header_timeout: Duration::from_millis(args.header_timeout_ms),
         ..Limits::default()
     };
     // Listen for SIGHUP before serving, so that one sent right after the listening line is
@@ -67,9 +68,9 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr().context("cannot read the listening address")?;
-    eprintln!("svcdir-search: listening on http://{address}");
+    log::line(format_args!("svcdir-search: listening on http://{address}"));
     server::serve(listener, live, limits, server::shutdown_signal()).await.context("server failed")?;
-    eprintln!("svcdir-search: stopped");
+    log::line(format_args!("svcdir-search: stopped"));
     Ok(())
 }
 
@@ -88,14 +89,18 @@ fn reload_on_sighup(live: Arc<LiveState>, path: PathBuf, base_url: Option<String
                 tokio::task::spawn_blocking(move || live.reload(&path, base_url.as_deref()).map(|state| (state, path)))
                     .await;
             match outcome {
-                Ok(Ok((state, path))) => eprintln!(
+                Ok(Ok((state, path))) => log::line(format_args!(
                     "svcdir-search: reloaded {} in {} ms: {} services",
                     path.display(),
                     started.elapsed().as_millis(),
                     state.index().directory().services.len(),
-                ),
-                Ok(Err(err)) => eprintln!("svcdir-search: error: reload failed, keeping the index in force: {err}"),
-                Err(err) => eprintln!("svcdir-search: error: reload failed, keeping the index in force: {err}"),
+                )),
+                Ok(Err(err)) => {
+                    log::line(format_args!("svcdir-search: error: reload failed, keeping the index in force: {err}"))
+                }
+                Err(err) => {
+                    log::line(format_args!("svcdir-search: error: reload failed, keeping the index in force: {err}"))
+                }
             }
         }
     });

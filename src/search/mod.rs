@@ -8,4 +8,4 @@ pub mod params;
 pub mod run;
 
 pub use params::{ApiVersion, LocationType, PageNumber, ParamErrors, RawQuery, SearchParams};
-pub use run::{Hit, InvalidPage, ResultPage};
+pub use run::{Deadline, Hit, InvalidPage, ResultPage, SearchError, TimedOut};

@@ -4,7 +4,7 @@
 //! described service parse. When HTML is negotiated the server shows the same body in the
 //! HTML view (see `server::respond`).
 
-use axum::http::{Method, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -34,10 +34,12 @@ pub enum ApiError {
     /// 500: a bug (a panic, or a view that failed to render).
     #[error("A server error occurred.")]
     Internal,
-    /// 503: as many requests as allowed are already being answered (issue 6, limits).
-    #[error("Service temporarily unavailable, try again later.")]
+    /// 429: as many requests or connections as allowed are already being served (issue 6,
+    /// limits), in Django REST framework's `Throttled` wording, with `Retry-After: 1`.
+    #[error("Request was throttled. Expected available in 1 second.")]
     Overloaded,
-    /// 503: the answer took longer than the time allowed per request (issue 6, limits).
+    /// 408: the answer took longer than the time allowed per request (issue 6, limits);
+    /// the connection is closed, as RFC 9110 asks of a 408.
     #[error("Request timed out.")]
     TimedOut,
 }
@@ -52,8 +54,24 @@ impl ApiError {
             ApiError::UriTooLong => StatusCode::URI_TOO_LONG,
             ApiError::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-            ApiError::Overloaded | ApiError::TimedOut => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Overloaded => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::TimedOut => StatusCode::REQUEST_TIMEOUT,
         }
+    }
+
+    /// Adds the headers this error's status calls for to `response` (its JSON or HTML view).
+    pub fn with_headers(&self, mut response: Response) -> Response {
+        let headers = response.headers_mut();
+        match self {
+            ApiError::Overloaded => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            ApiError::TimedOut => {
+                headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            _ => {}
+        }
+        response
     }
 
     /// The body: the field → messages map for a 400, else `{"detail": ...}` with Django
@@ -69,7 +87,7 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::to_vec(&self.body()).unwrap_or_else(|_| b"{}".to_vec());
-        (self.status(), [(header::CONTENT_TYPE, super::JSON)], body).into_response()
+        self.with_headers((self.status(), [(header::CONTENT_TYPE, super::JSON)], body).into_response())
     }
 }
 
@@ -85,7 +103,11 @@ mod tests {
         assert_eq!(ApiError::Internal.status(), StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(ApiError::UriTooLong.body(), json!({"detail": "Request-URI too long."}));
         assert_eq!(ApiError::TimedOut.body(), json!({"detail": "Request timed out."}));
-        assert_eq!(ApiError::Overloaded.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(ApiError::Overloaded.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(ApiError::TimedOut.status(), StatusCode::REQUEST_TIMEOUT);
+        let throttled = ApiError::Overloaded.into_response();
+        assert_eq!(throttled.headers()[header::RETRY_AFTER], "1");
+        assert_eq!(ApiError::TimedOut.into_response().headers()[header::CONNECTION], "close");
         assert_eq!(ApiError::HeadersTooLarge.status(), StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
     }
 }

@@ -8,12 +8,14 @@
 //! static files; [`serve`] runs it on a listener until a shutdown signal.
 //!
 //! Hardening (issue 6, "The search server"): [`layered`] puts [`Limits`] on every request
-//! (URL length, header size, requests at once, time per request), each answered with a JSON
-//! body; a panic becomes a 500 JSON body and a log line; the index lives in a [`LiveState`]
-//! so that `svcdir-search` can swap in a re-read one on SIGHUP while requests go on.
+//! (URL length 414, header size 431, requests at once 429, time per request 408), each
+//! answered with a JSON body; [`connections`] limits connections and slow clients; a panic
+//! becomes a 500 JSON body and a log line; the index lives in a [`LiveState`] so that
+//! `svcdir-search` can swap in a re-read one on SIGHUP while requests go on.
 
+pub mod connections;
 pub mod error;
-pub mod listener;
+pub mod log;
 pub mod negotiate;
 
 use std::future::Future;
@@ -24,7 +26,7 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{Extension, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -35,7 +37,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::index::{IndexError, SearchIndex};
 use crate::render::html::{HtmlView, render_html};
-use crate::search::{self, ApiVersion, RawQuery, ResultPage};
+use crate::search::{self, ApiVersion, Deadline, RawQuery, ResultPage, SearchError};
 use crate::views::Publication;
 use crate::views::v3::{SearchPage, ServiceV3};
 use crate::views::v4::{PagedEnvelope, ServiceContext, ServiceView};
@@ -133,16 +135,20 @@ pub struct Limits {
     /// Largest sum of header names and values, in bytes: larger gets 431. (hyper itself
     /// refuses, with an empty 431, more than 100 headers or a head over about 400 KiB.)
     pub max_header_bytes: usize,
-    /// Time allowed to answer one request: later gets 503 `{"detail": "Request timed out."}`.
-    /// It is checked whenever the handler awaits; a search, which never awaits, is not cut
-    /// short.
+    /// Time allowed to answer one request: later gets 408 `{"detail": "Request timed out."}`
+    /// and the connection is closed. A handler that awaits is cut at its next await; a
+    /// search, which never awaits, reads the [`Deadline`] as it goes and stops itself.
     pub request_timeout: Duration,
-    /// Requests answered at once: one more gets 503 at once rather than waiting in a queue,
+    /// Requests answered at once: one more gets 429 at once rather than waiting in a queue,
     /// so that a flood is shed cheaply and nginx can try another server.
     pub max_concurrent: usize,
-    /// Connections open at once: more wait in the accept queue until one closes
-    /// ([`listener::LimitedListener`]).
+    /// Connections open at once: the next [`connections::OVERFLOW_CONNECTIONS`] get one 429
+    /// answer and are closed; more wait in the accept queue until one closes.
     pub max_connections: usize,
+    /// Time a connection may take to send a request's head, counted from when the server
+    /// starts waiting for it (so also the idle time allowed between kept-alive requests):
+    /// past it the connection is closed.
+    pub header_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -155,6 +161,10 @@ impl Default for Limits {
             request_timeout: Duration::from_millis(5000),
             max_concurrent: 1024,
             max_connections: 4096,
+            // Longer than nginx's upstream keep-alive in the generated configuration (10 s),
+            // so nginx, not this server, closes its idle connections: no request is ever sent
+            // on a connection this server is closing.
+            header_timeout: Duration::from_secs(20),
         }
     }
 }
@@ -213,7 +223,7 @@ pub fn layered_with(router: Router, limits: Limits) -> Router {
         .layer(middleware::from_fn_with_state(guard, size_limits))
         .layer(CatchPanicLayer::custom(|panic: Box<dyn std::any::Any + Send>| {
             // issue 6: a panic is a 500 JSON body *and* a log line; the process keeps serving.
-            eprintln!("svcdir-search: error: a handler panicked: {}", panic_message(panic.as_ref()));
+            log::line(format_args!("svcdir-search: error: a handler panicked: {}", panic_message(panic.as_ref())));
             ApiError::Internal.into_response()
         }))
         .layer(middleware::map_response(standard_headers))
@@ -242,7 +252,7 @@ async fn size_limits(State(guard): State<Arc<Guard>>, request: Request, next: Ne
     next.run(request).await
 }
 
-/// 503 at once when [`Limits::max_concurrent`] requests are already being answered.
+/// 429 at once when [`Limits::max_concurrent`] requests are already being answered.
 async fn concurrency_limit(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let Ok(_permit) = guard.permits.clone().try_acquire_owned() else {
         return ApiError::Overloaded.into_response();
@@ -250,12 +260,13 @@ async fn concurrency_limit(State(guard): State<Arc<Guard>>, request: Request, ne
     next.run(request).await
 }
 
-/// 503 `{"detail": "Request timed out."}` after [`Limits::request_timeout`], for a handler
-/// that awaits (the preview's file reads, anything added later). A search computes inline
-/// without awaiting (see `endpoint`), so it runs to its end and its answer is sent, however
-/// long it took.
-async fn time_limit(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    match tokio::time::timeout(guard.limits.request_timeout, next.run(request)).await {
+/// 408 `{"detail": "Request timed out."}` after [`Limits::request_timeout`]. A handler that
+/// awaits (the preview's file reads) is cut at the limit; a search computes inline without
+/// awaiting (see `endpoint`), so it is handed the [`Deadline`] and stops itself.
+async fn time_limit(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+    let limit = guard.limits.request_timeout;
+    request.extensions_mut().insert(Deadline::at(Instant::now() + limit));
+    match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
         Err(_elapsed) => ApiError::TimedOut.into_response(),
     }
@@ -280,8 +291,8 @@ pub async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let listener = listener::LimitedListener::new(listener, limits.max_connections);
-    axum::serve(listener, live_app(state, limits)).with_graceful_shutdown(shutdown).await
+    let rejection = layered_with(Router::new().fallback(|| async { connections::too_many_connections() }), limits);
+    connections::serve_connections(listener, live_app(state, limits), rejection, limits, shutdown).await
 }
 
 /// Completes on Ctrl-C (SIGINT) or SIGTERM.
@@ -325,22 +336,25 @@ async fn access_log(request: Request, next: Next) -> Response {
     let method = request.method().clone();
     let target = request.uri().path_and_query().map(|pq| pq.as_str().to_owned()).unwrap_or_else(|| "/".into());
     let response = next.run(request).await;
-    let line = format!("{method} {target} {} {}us\n", response.status().as_u16(), started.elapsed().as_micros());
-    // One write per line, so lines from concurrent requests never interleave.
-    eprint!("{line}");
+    log::access(&method, &target, response.status(), started.elapsed());
     response
 }
 
 fn endpoint(version: ApiVersion) -> MethodRouter<Arc<LiveState>> {
     // `get` also answers HEAD: axum runs the GET handler and drops the body.
-    get(move |State(live): State<Arc<LiveState>>, uri: Uri, headers: HeaderMap| async move {
-        // Inline on the worker, not on the blocking pool: `spawn_blocking` cost 28% of the
-        // throughput and doubled the RSS in `make bench-search` (10,000 services: 12,181 vs
-        // 16,964 requests/s, p99 11.7 vs 8.1 ms). So the time limit cannot cut a search
-        // short (see `time_limit`); what bounds a search's work is the 8 KiB URL limit and
-        // the page size cap.
-        search_response(&live.load(), version, &uri, &headers)
-    })
+    get(
+        move |State(live): State<Arc<LiveState>>,
+              deadline: Option<Extension<Deadline>>,
+              uri: Uri,
+              headers: HeaderMap| async move {
+            // Inline on the worker, not on the blocking pool: `spawn_blocking` cost 28% of the
+            // throughput and doubled the RSS in `make bench-search` (10,000 services: 12,181
+            // vs 16,964 requests/s, p99 11.7 vs 8.1 ms). The time limit reaches the search as
+            // a deadline it checks itself (see `time_limit`).
+            let deadline = deadline.map_or(Deadline::NONE, |Extension(d)| d);
+            search_response(&live.load(), version, &uri, &headers, deadline)
+        },
+    )
     .options(|uri: Uri, headers: HeaderMap| async move { options(&uri, &headers) })
     .fallback(|method: Method, uri: Uri, headers: HeaderMap| async move {
         error_response(ApiError::MethodNotAllowed(method), &uri, &headers, "Method not allowed")
@@ -381,7 +395,13 @@ struct Target<'a> {
     size_hint: usize,
 }
 
-fn search_response(state: &AppState, version: ApiVersion, uri: &Uri, headers: &HeaderMap) -> Response {
+fn search_response(
+    state: &AppState,
+    version: ApiVersion,
+    uri: &Uri,
+    headers: &HeaderMap,
+    deadline: Deadline,
+) -> Response {
     let query = RawQuery::parse(uri.query().unwrap_or(""));
     let format = match negotiate::negotiate(&query, headers) {
         Ok(format) => format,
@@ -393,12 +413,15 @@ fn search_response(state: &AppState, version: ApiVersion, uri: &Uri, headers: &H
     };
     let mut target = Target { uri, query: &query, title, size_hint: 256 };
     let dir = state.index.directory();
-    let page = search::params::parse(&query, dir, version)
-        .map_err(ApiError::BadRequest)
-        .and_then(|params| search::run::run(&state.index, &params).map_err(|_| ApiError::InvalidPage));
+    let page = search::params::parse(&query, dir, version).map_err(ApiError::BadRequest).and_then(|params| {
+        search::run::run(&state.index, &params, deadline).map_err(|error| match error {
+            SearchError::InvalidPage(_) => ApiError::InvalidPage,
+            SearchError::TimedOut(_) => ApiError::TimedOut,
+        })
+    });
     let page = match page {
         Ok(page) => page,
-        Err(error) => return respond(format, error.status(), &error.body(), &target),
+        Err(error) => return error.with_headers(respond(format, error.status(), &error.body(), &target)),
     };
     let (next, previous) = links(&state.publication.base_url, path, &query, &page);
     target.size_hint = 2048 + 2048 * page.hits.len();
@@ -481,7 +504,7 @@ fn respond<T: Serialize>(format: Format, status: StatusCode, body: &T, target: &
             match render_html(&view) {
                 Ok(html) => (status, [(header::CONTENT_TYPE, HTML)], html).into_response(),
                 Err(err) => {
-                    eprintln!("svcdir-search: HTML view failed: {err}");
+                    log::line(format_args!("svcdir-search: HTML view failed: {err}"));
                     ApiError::Internal.into_response()
                 }
             }

@@ -1,8 +1,9 @@
-//! The search server's limits and faults (issue 6, "The search server"): URL length, header
-//! size, time per request and requests at once, each answered with a JSON body; connections at
-//! once, past which new ones wait to be accepted; and a panic
-//! that becomes a 500 JSON body while the server keeps serving. Driven through
-//! `app(..).oneshot` or, where the connection matters, over loopback HTTP in-process.
+//! The search server's limits and faults (issue 6, "The search server"): URL length (414),
+//! header size (431), time per request (408, a search included) and requests at once (429),
+//! each answered with a JSON body; connections at once (429 and close, then the accept
+//! queue); clients slow to send headers or idle; and a panic that becomes a 500 JSON body
+//! while the server keeps serving. Driven through `app(..).oneshot` or, where the connection
+//! matters, over loopback HTTP in-process.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,7 +16,9 @@ use axum::routing::get;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use serde_json::json;
-use svcdir::server::{Limits, app, layered, layered_with};
+use svcdir::server::connections::OVERFLOW_CONNECTIONS;
+use svcdir::server::{Limits, LiveState, app, layered, layered_with, live_routes};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::ServiceExt;
 
 use crate::search_support::{directory, state_of};
@@ -73,25 +76,57 @@ async fn headers_over_16_kib_get_431_json() {
 }
 
 #[tokio::test]
-async fn a_request_over_the_time_limit_gets_503_json() {
+async fn a_request_over_the_time_limit_gets_408_json_and_closes() {
     let router = Router::new()
         .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(30)).await }))
         .route("/fast", get(|| async { "{}" }));
     let limits = Limits { request_timeout: Duration::from_millis(100), ..Limits::default() };
     let router = layered_with(router, limits);
     let started = std::time::Instant::now();
-    let (status, content_type, body) = answer(router.clone(), get_request("/slow")).await;
+    let response = router.clone().oneshot(get_request("/slow")).await.expect("infallible");
     assert!(started.elapsed() < Duration::from_secs(10), "cut at the limit, not after the handler");
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(content_type, "application/json");
+    assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
+    assert_eq!(response.headers()["connection"], "close", "RFC 9110: a 408 closes the connection");
+    let (status, content_type, body) = answer(router.clone(), get_request("/slow")).await;
+    assert_eq!((status, content_type.as_str()), (StatusCode::REQUEST_TIMEOUT, "application/json"));
     assert_eq!(body, json!({"detail": "Request timed out."}));
     let (status, _, _) = answer(router, get_request("/fast")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(Limits::default().request_timeout, Duration::from_millis(5000));
 }
 
+/// A search never awaits, so nothing outside it can stop it: it reads its deadline itself.
+/// With no time at all it stops at its first check; with time, the same search answers.
 #[tokio::test]
-async fn requests_past_the_concurrency_limit_get_503_json_at_once() {
+async fn a_search_past_its_deadline_stops_itself_with_408_json() {
+    let state = state_of(&directory());
+    let search = "/api/v4/services/?postcode=G2+1AL&radius=999999999";
+    let no_time = layered_with(
+        live_routes(Arc::new(LiveState::new(state.clone()))),
+        Limits { request_timeout: Duration::ZERO, ..Limits::default() },
+    );
+    for target in [search, "/api/v4/services/?postcode=G2+1AL&q=food", "/api/v3/search/?postcode=G2+1AL"] {
+        let response = no_time.clone().oneshot(get_request(target)).await.expect("infallible");
+        assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT, "{target}");
+        assert_eq!(response.headers()["connection"], "close");
+        let body = response.into_body().collect().await.expect("body").to_bytes();
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&body).unwrap(),
+            json!({"detail": "Request timed out."})
+        );
+    }
+    // The HTML view of the same error.
+    let response = no_time.oneshot(get_request(&format!("{search}&format=api"))).await.expect("infallible");
+    assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
+    assert_eq!(response.headers()["content-type"], "text/html; charset=utf-8");
+
+    let (status, _, body) = answer(app(state), get_request(search)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(body["count"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn requests_past_the_concurrency_limit_get_429_json_at_once() {
     let entered = Arc::new(AtomicUsize::new(0));
     let release = Arc::new(tokio::sync::Notify::new());
     let (inside, gate) = (entered.clone(), release.clone());
@@ -117,10 +152,15 @@ async fn requests_past_the_concurrency_limit_get_503_json_at_once() {
     .await
     .expect("both requests are being answered");
 
-    let (status, content_type, body) = answer(router.clone(), get_request("/wait")).await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(content_type, "application/json");
-    assert_eq!(body, json!({"detail": "Service temporarily unavailable, try again later."}));
+    let response = router.clone().oneshot(get_request("/wait")).await.expect("infallible");
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(response.headers()["retry-after"], "1");
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let body = response.into_body().collect().await.expect("body").to_bytes();
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&body).unwrap(),
+        json!({"detail": "Request was throttled. Expected available in 1 second."})
+    );
 
     release.notify_waiters();
     for task in running {
@@ -191,33 +231,94 @@ async fn after_a_panic_the_server_keeps_serving_on_the_same_connection_and_new_o
     server.abort();
 }
 
-#[tokio::test]
-async fn connections_past_the_limit_wait_until_one_closes() {
-    let router = Router::new().route("/ok", get(|| async { "{\"ok\": true}" }));
+/// The search server on a loopback port with `limits`; stopped when the returned sender is
+/// dropped or sent to.
+async fn start_server(limits: Limits) -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
     let address = listener.local_addr().expect("address");
-    let limited = svcdir::server::listener::LimitedListener::new(listener, 2);
-    let server = tokio::spawn(async move { axum::serve(limited, router).await });
-    let connect = || async {
-        let stream = tokio::net::TcpStream::connect(address).await.expect("connects");
-        let (sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
-        let driver = tokio::spawn(connection);
-        (sender, driver)
-    };
-    let (mut first, first_driver) = connect().await;
-    let (mut second, _second_driver) = connect().await;
-    assert_eq!(send(&mut first, "/ok").await.0, 200);
-    assert_eq!(send(&mut second, "/ok").await.0, 200);
-    // A third connection is queued, not served, while both stay open...
-    let (mut third, _third_driver) = connect().await;
-    let waiting = tokio::spawn(async move { send(&mut third, "/ok").await });
+    let live = Arc::new(LiveState::new(state_of(&directory())));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(svcdir::server::serve(listener, live, limits, async move {
+        let _ = stopped.await;
+    }));
+    (address, stop)
+}
+
+async fn connect(address: std::net::SocketAddr) -> hyper::client::conn::http1::SendRequest<Empty<Bytes>> {
+    let stream = tokio::net::TcpStream::connect(address).await.expect("connects");
+    let (sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
+    tokio::spawn(connection);
+    sender
+}
+
+/// Reads until the server closes the connection; what it sent.
+async fn read_to_close(stream: &mut tokio::net::TcpStream, within: Duration) -> String {
+    let mut got = Vec::new();
+    tokio::time::timeout(within, stream.read_to_end(&mut got)).await.expect("closed in time").expect("read");
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+const SEARCH: &str = "/api/v4/services/?postcode=G2+1AL";
+
+#[tokio::test]
+async fn connections_past_the_limit_get_429_json_and_are_closed_then_later_ones_wait() {
+    let limits = Limits { max_connections: 2, ..Limits::default() };
+    let (address, _stop) = start_server(limits).await;
+    let mut first = connect(address).await;
+    let mut second = connect(address).await;
+    assert_eq!(send(&mut first, SEARCH).await.0, 200);
+    assert_eq!(send(&mut second, SEARCH).await.0, 200);
+
+    // A third connection while both stay open: told at once, and closed.
+    let mut third = tokio::net::TcpStream::connect(address).await.expect("connects");
+    third.write_all(b"GET /api/v4/services/?postcode=G2+1AL HTTP/1.1\r\nHost: x\r\n\r\n").await.expect("write");
+    let answer = read_to_close(&mut third, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 429 "), "{answer}");
+    let head = answer.to_ascii_lowercase();
+    assert!(head.contains("\r\nconnection: close\r\n") && head.contains("\r\nretry-after: 1\r\n"), "{answer}");
+    assert!(answer.ends_with(r#"{"detail":"Request was throttled. Expected available in 1 second."}"#), "{answer}");
+
+    // Past the limit and all the overflow slots, a connection waits to be accepted...
+    let mut overflow = Vec::new();
+    for _ in 0..OVERFLOW_CONNECTIONS {
+        overflow.push(tokio::net::TcpStream::connect(address).await.expect("connects"));
+    }
+    let mut waiting_sender = connect(address).await;
+    let waiting = tokio::spawn(async move { send(&mut waiting_sender, SEARCH).await.0 });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!waiting.is_finished(), "the third connection was served past the limit");
-    // ...and served as soon as one closes.
+    assert!(!waiting.is_finished(), "a connection past every limit was served");
+    // ...and is served normally once the connections ahead of it have gone.
+    drop(overflow);
     drop(first);
-    first_driver.abort();
-    let answer = tokio::time::timeout(Duration::from_secs(5), waiting).await.expect("served after a close");
-    assert_eq!(answer.expect("join").0, 200);
-    server.abort();
+    let status = tokio::time::timeout(Duration::from_secs(10), waiting).await.expect("served after a close");
+    assert_eq!(status.expect("join"), 200);
+    assert_eq!(send(&mut second, SEARCH).await.0, 200, "the connections within the limit were never disturbed");
+}
+
+#[tokio::test]
+async fn a_client_slow_to_send_its_headers_or_idle_that_long_is_disconnected() {
+    let limits = Limits { header_timeout: Duration::from_millis(300), ..Limits::default() };
+    let (address, _stop) = start_server(limits).await;
+
+    // Slowloris: a request head that never ends.
+    let mut slow = tokio::net::TcpStream::connect(address).await.expect("connects");
+    slow.write_all(b"GET /api/v4/services/?postcode=G2+1AL HTTP/1.1\r\nHost: x\r\nX-Slow: ").await.expect("write");
+    let started = std::time::Instant::now();
+    let answer = read_to_close(&mut slow, Duration::from_secs(10)).await;
+    assert!(started.elapsed() >= Duration::from_millis(250), "closed before the timeout");
+    assert!(!answer.starts_with("HTTP/1.1 2"), "{answer}");
+
+    // An idle kept-alive connection: served, then closed after the same time.
+    let mut idle = tokio::net::TcpStream::connect(address).await.expect("connects");
+    idle.write_all(b"GET /api/v4/services/?postcode=G2+1AL HTTP/1.1\r\nHost: x\r\n\r\n").await.expect("write");
+    let answer = read_to_close(&mut idle, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+
+    // A connection that keeps sending requests is kept, however long it lives.
+    let mut busy = connect(address).await;
+    for _ in 0..8 {
+        assert_eq!(send(&mut busy, SEARCH).await.0, 200);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

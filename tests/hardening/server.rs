@@ -239,3 +239,47 @@ fn sigterm_lets_the_requests_in_flight_finish_then_exits_0() {
     assert_eq!(server.wait_exit().code(), Some(0), "{:?}", server.log());
     assert!(server.log().iter().any(|l| l == "svcdir-search: stopped"));
 }
+
+/// `eprintln!` panics when stderr cannot be written; in a handler that drops the connection
+/// with the request unanswered. With its log on a full disk (`/dev/full`), the server still
+/// starts, answers every request on kept-alive connections, and exits 0 on SIGTERM.
+#[test]
+fn a_log_that_cannot_be_written_loses_no_request() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full here");
+        return;
+    };
+    let work = tempfile::tempdir().expect("temp dir");
+    let index: PathBuf = work.path().join("search.idx");
+    write_index(&index, &directory());
+    // Its log cannot say where it listens: pick the port first.
+    let address = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_svcdir-search"))
+        .args(["--index", index.to_str().expect("utf-8"), "--listen", &address.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(full)
+        .spawn()
+        .expect("starts");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(address).is_err() {
+        assert!(Instant::now() < deadline && matches!(child.try_wait(), Ok(None)), "server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let seen = runtime.block_on(async {
+        let clients = (0..4).map(|_| tokio::spawn(client(address.to_string(), Arc::new(AtomicBool::new(false)), 50)));
+        futures_join(clients.collect()).await
+    });
+    for s in &seen {
+        assert_eq!((s.ok, &s.failures), (50, &Vec::<String>::new()));
+    }
+    // Errors and HTML views log too.
+    assert_eq!(
+        status_of(&raw(&address.to_string(), b"GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")),
+        "404"
+    );
+    let _ = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let status = child.wait().expect("exits");
+    assert_eq!(status.code(), Some(0));
+}
