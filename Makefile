@@ -79,22 +79,23 @@ schema:
 	$(CARGO) run --quiet --bin svcdir -- schema --out target/schema
 
 # ---- fuzzing (issue 6) ----
-# Seconds each target runs; the seeds in fuzz/corpus/<target>/ are read, new inputs go to
-# fuzz/corpus-run/ (not committed), a crash input to fuzz/artifacts/<target>/ (commit it as
-# a regression seed). cargo-fuzz wants nightly: RUSTC_BOOTSTRAP=1 lets a stable rustc
-# accept its -Z flags.
+# Seconds each target runs. The corpus is fuzz/corpus/<target>/ (committed): libFuzzer reads
+# it, adds the inputs that reach new code, and `cargo fuzz cmin` then keeps the smallest set
+# with the same coverage, so a run leaves the corpus to commit. A crash input goes to
+# fuzz/artifacts/<target>/: add it to the corpus and as a regression test. cargo-fuzz wants
+# nightly: RUSTC_BOOTSTRAP=1 lets a stable rustc accept its -Z flags.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= search_query jsonl nrs_csv
 
 .PHONY: fuzz
 
-## fuzz: every cargo-fuzz target for FUZZ_SECONDS each (installs cargo-fuzz if missing)
+## fuzz: every cargo-fuzz target for FUZZ_SECONDS each, then minimise fuzz/corpus (installs cargo-fuzz if missing)
 fuzz:
 	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
 	cd fuzz && for target in $(FUZZ_TARGETS); do \
-		mkdir -p corpus-run/$$target && \
-		RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$target corpus-run/$$target corpus/$$target -- \
+		RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $$target corpus/$$target -- \
 			-max_total_time=$(FUZZ_SECONDS) || exit 1; \
+		RUSTC_BOOTSTRAP=1 $(CARGO) fuzz cmin $$target corpus/$$target || exit 1; \
 	done
 
 # ---- soak (issue 6) ----

@@ -331,6 +331,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
     };
     std::fs::create_dir_all(&parent).map_err(write_err)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "search.idx".into());
+    remove_stale_temporaries(&parent, &name);
     let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut file = std::fs::File::create(&temp)?;
@@ -343,6 +344,33 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
         return Err(write_err(source));
     }
     Ok(())
+}
+
+/// Removes the temporaries `.{name}.tmp-PID` beside the index that a build killed while
+/// writing it left behind (its process is gone); those of running builds stay.
+fn remove_stale_temporaries(parent: &Path, name: &str) {
+    let prefix = format!(".{name}.tmp-");
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let pid = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)).and_then(|p| p.parse::<i32>().ok());
+        if let Some(pid) = pid
+            && !process_is_running(pid)
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a process with this id exists (signal 0 asks without sending anything; a process
+/// of another user answers "not permitted", and counts as running).
+fn process_is_running(pid: i32) -> bool {
+    match rustix::process::Pid::from_raw(pid) {
+        Some(pid) => !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH)),
+        None => false,
+    }
 }
 
 impl SearchIndex {
@@ -510,6 +538,33 @@ mod tests {
     fn index() -> SearchIndex {
         let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());
         SearchIndex::build(&tiny_directory(), &publication)
+    }
+
+    #[test]
+    fn writing_removes_the_temporaries_of_killed_builds_only() {
+        let dir = tempfile::tempdir().unwrap();
+        // A process that has exited: its id is free (reuse within the test is unlikely, and
+        // would only keep its file).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        child.wait().unwrap();
+        let dead = child.id();
+        let names = [
+            format!(".search.idx.tmp-{dead}"),
+            ".search.idx.tmp-1".to_owned(), // init: running
+            format!(".other.idx.tmp-{dead}"),
+            ".search.idx.tmp-x".to_owned(),
+        ];
+        for name in &names {
+            std::fs::write(dir.path().join(name), b"partial").unwrap();
+        }
+        index().write(&dir.path().join("search.idx")).unwrap();
+        let mut left: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [".other.idx.tmp-".to_owned() + &dead.to_string(), names[1].clone(), names[3].clone(), "search.idx".into()]
+        );
     }
 
     #[test]

@@ -142,4 +142,11 @@ fn kill_9_during_a_build_leaves_the_published_output_intact() {
         }
     }
     assert!(killed >= KILLS / 3, "only {killed} of {KILLS} builds were killed before they finished");
+    // A build killed while writing the index leaves its temporary; the next build removes it.
+    let temporaries: Vec<String> = fs::read_dir(&work)
+        .expect("work dir")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains(".tmp-"))
+        .collect();
+    assert!(temporaries.is_empty(), "left behind after the last build: {temporaries:?}");
 }
