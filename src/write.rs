@@ -45,6 +45,16 @@ pub enum WriteError {
     /// The manifest could not be serialised.
     #[error("cannot serialise the manifest: {0}")]
     Manifest(#[from] serde_json::Error),
+    /// Another build holds the output's lock.
+    #[error(
+        "another svcdir build is writing {output} (it holds {lock}); run one build at a time, or wait for it to finish"
+    )]
+    Busy {
+        /// The output directory.
+        output: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+    },
 }
 
 fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> WriteError + 'a {
@@ -130,10 +140,75 @@ pub struct Publisher {
     new: Mutex<BTreeMap<String, FileEntry>>,
     written: AtomicUsize,
     bytes: AtomicU64,
+    /// Held for the whole build (see [`Publisher::open`]).
+    _lock: OutputLock,
+}
+
+/// The exclusive lock of one output, on `.NAME.lock` beside it: released on drop, or by the
+/// kernel when the process dies.
+#[derive(Debug)]
+struct OutputLock {
+    file: fs::File,
+    path: PathBuf,
+    output: PathBuf,
+}
+
+impl OutputLock {
+    fn take(output: &Path, path: PathBuf) -> Result<OutputLock, WriteError> {
+        loop {
+            let file = fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(io_err("open", &path))?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(WriteError::Busy { output: output.to_owned(), lock: path });
+                }
+                Err(fs::TryLockError::Error(source)) => return Err(io_err("lock", &path)(source)),
+            }
+            // A build that ends with nothing published removes the file (see `drop`); if it
+            // did so between our open and our lock, we hold a file no one else will find.
+            if same_file(&file, &path) {
+                return Ok(OutputLock { file, path, output: output.to_owned() });
+            }
+        }
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        // A first build that failed leaves nothing behind, its lock file included; it is
+        // removed while still locked, so no other build can have taken it meanwhile.
+        if fs::symlink_metadata(&self.output).is_err() {
+            let _ = fs::remove_file(&self.path);
+        }
+        let _ = self.file.unlock();
+    }
+}
+
+#[cfg(unix)]
+fn same_file(file: &fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(held), Ok(named)) => (held.dev(), held.ino()) == (named.dev(), named.ino()),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_file: &fs::File, path: &Path) -> bool {
+    path.exists()
 }
 
 impl Publisher {
-    /// Finds the published generation (if any) and picks the other one as the target.
+    /// Takes the output's lock (`.NAME.lock` beside it), finds the published generation (if
+    /// any) and picks the other one as the target.
+    ///
+    /// Two builds of one output at once would write into the same inactive generation; the
+    /// second one fails at once with [`WriteError::Busy`] and touches nothing.
     pub fn open(output: &Path) -> Result<Publisher, WriteError> {
         let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "public".to_owned());
         let parent = match output.parent() {
@@ -141,6 +216,7 @@ impl Publisher {
             _ => PathBuf::from("."),
         };
         fs::create_dir_all(&parent).map_err(io_err("create", &parent))?;
+        let lock = OutputLock::take(output, parent.join(format!(".{name}.lock")))?;
         let gens = parent.join(format!(".{name}.gens"));
         let active_name = fs::read_link(output)
             .ok()
@@ -168,6 +244,7 @@ impl Publisher {
             new: Mutex::new(BTreeMap::new()),
             written: AtomicUsize::new(0),
             bytes: AtomicU64::new(0),
+            _lock: lock,
         })
     }
 
@@ -411,6 +488,20 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_build_of_an_output_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("public");
+        let first = Publisher::open(&out).unwrap();
+        let second = Publisher::open(&out).unwrap_err();
+        assert!(matches!(&second, WriteError::Busy { lock, .. } if lock.ends_with(".public.lock")), "{second}");
+        assert!(second.to_string().starts_with("another svcdir build is writing "));
+        assert!(Publisher::open(&dir.path().join("other")).is_ok(), "another output is not locked");
+        drop(first);
+        assert!(!dir.path().join(".public.lock").exists(), "nothing published: no lock file left");
+        assert!(Publisher::open(&out).is_ok(), "released with the publisher");
+    }
 
     fn publish(out: &Path, files: &[(&str, &str)], fingerprint: &str) -> PublishSummary {
         let mut publisher = Publisher::open(out).unwrap();

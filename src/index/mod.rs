@@ -567,6 +567,21 @@ mod tests {
         );
     }
 
+    /// postcard is not self-describing: an index of another shape read under the same
+    /// version number decodes wrongly or not at all. This pins the bytes of one small index
+    /// to the version, so a change of the stored shape cannot land unnoticed.
+    #[test]
+    fn the_stored_shape_is_pinned_to_the_format_version() {
+        let bytes = index().to_bytes().unwrap();
+        assert_eq!(
+            (FORMAT_VERSION, crate::write::content_hash(&bytes).as_str()),
+            (1, "7faf9f56871ecd4cc6d412e90d38ecf3"),
+            "the index's bytes changed: if the stored shape changed (a field added, removed, \
+             retyped or reordered in what `to_bytes` encodes), raise FORMAT_VERSION; then put \
+             the new version and hash here",
+        );
+    }
+
     #[test]
     fn round_trips_through_bytes_and_files() {
         let bytes = index().to_bytes().unwrap();

@@ -150,3 +150,31 @@ fn kill_9_during_a_build_leaves_the_published_output_intact() {
         .collect();
     assert!(temporaries.is_empty(), "left behind after the last build: {temporaries:?}");
 }
+
+/// Two builds of one output at once would write into the same inactive generation: the
+/// second is refused at once, saying why, and the published output is untouched.
+#[test]
+fn a_second_build_of_the_same_output_is_refused_while_one_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    svcdir::sample::generate(&svcdir::sample::SampleConfig { services: 20, seed: 3, out: input.clone() }).unwrap();
+    let work = tmp.path().join("work");
+    complete_build(&input, &work);
+    let before = published(&work);
+
+    // What a running build holds: an exclusive lock on `.public.lock` beside the output.
+    let lock = fs::OpenOptions::new().write(true).open(work.join(".public.lock")).expect("the lock file exists");
+    lock.try_lock().expect("no build is running");
+    let output = Command::new(env!("CARGO_BIN_EXE_svcdir"))
+        .args(build_args(&input, &work))
+        .env_remove("SVCDIR_BASE_URL")
+        .output()
+        .expect("svcdir runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("another svcdir build is writing"), "{stderr}");
+    assert!(published(&work) == before, "the refused build changed the output");
+
+    drop(lock);
+    complete_build(&input, &work);
+}

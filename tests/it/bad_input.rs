@@ -587,7 +587,8 @@ fn leftovers(work: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(work)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !matches!(n.as_str(), "input" | "public" | "search.idx" | ".public.gens"))
+        // The output's layout: the link, its generations, its lock file, and the index.
+        .filter(|n| !matches!(n.as_str(), "input" | "public" | "search.idx" | ".public.gens" | ".public.lock"))
         .collect();
     if let Ok(generations) = fs::read_dir(work.join(".public.gens")) {
         names.extend(
@@ -755,5 +756,6 @@ fn a_missing_input_directory_fails_cleanly() {
     let output = common::build(&missing, work.path(), &[]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
     assert!(!work.path().join("public").exists(), "a failed first build must not create the output");
+    assert!(!work.path().join(".public.lock").exists(), "nor leave its lock file");
     assert_eq!(leftovers(work.path()), Vec::<String>::new());
 }
