@@ -108,13 +108,13 @@ impl Site {
 }
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets in-flight requests
-/// finish.
+/// finish; with the search server's connection limits (slow and idle clients closed).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router).with_graceful_shutdown(shutdown).await
+    server::serve_router(listener, router, server::Limits::default(), shutdown).await
 }
 
 struct Inner {

@@ -291,8 +291,19 @@ pub async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_router(listener, live_app(state, limits), limits, shutdown).await
+}
+
+/// Serves any `router` (the local preview's) under the connection limits of
+/// [`connections`], until `shutdown` completes.
+pub async fn serve_router(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let rejection = layered_with(Router::new().fallback(|| async { connections::too_many_connections() }), limits);
-    connections::serve_connections(listener, live_app(state, limits), rejection, limits, shutdown).await
+    connections::serve_connections(listener, router, rejection, limits, shutdown).await
 }
 
 /// Completes on Ctrl-C (SIGINT) or SIGTERM.
