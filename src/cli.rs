@@ -146,7 +146,8 @@ pub struct SampleArgs {
 /api/v3/search/ (GET, HEAD, OPTIONS), from a search index written by `svcdir build --index FILE`. \
 Every other path answers 404; put it behind the nginx configuration from `svcdir nginx-config`.\n\n\
 It logs one line per request to stderr (method, path and query, status, microseconds) and stops \
-gracefully on SIGTERM or Ctrl-C, finishing the requests in flight. On SIGHUP it reads the index \
+gracefully on SIGTERM or Ctrl-C, finishing the requests in flight (for at most the request \
+time limit plus 5 s). On SIGHUP it reads the index \
 again and answers new requests from it; when the file is missing or corrupt it logs an error and \
 keeps the index it has. A path and query over 8 KiB gets 414, headers over 16 KiB get 431, a \
 request over the time limit 408, and a request or connection past the limits 429 with Retry-After, \

@@ -322,3 +322,33 @@ async fn a_client_slow_to_send_its_headers_or_idle_that_long_is_disconnected() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// On shutdown the requests in flight may finish, but a client that never completes its
+/// request cannot hold the process: the drain ends after the request time limit plus
+/// `DRAIN_GRACE`, well before the header timeout would have closed that connection.
+#[tokio::test]
+async fn the_drain_at_shutdown_is_bounded() {
+    let limits = Limits {
+        request_timeout: Duration::from_millis(100),
+        header_timeout: Duration::from_secs(120),
+        ..Limits::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let address = listener.local_addr().expect("address");
+    let live = Arc::new(LiveState::new(state_of(&directory())));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(svcdir::server::serve(listener, live, limits, async move {
+        let _ = stopped.await;
+    }));
+    let mut stuck = tokio::net::TcpStream::connect(address).await.expect("connects");
+    stuck.write_all(b"GET /api/v4/services/?postcode=G2+1AL HTTP/1.1\r\nHost: x\r\n").await.expect("write");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let started = std::time::Instant::now();
+    stop.send(()).expect("server running");
+    let result = tokio::time::timeout(Duration::from_secs(60), server).await.expect("the drain ended");
+    result.expect("join").expect("serve returns Ok");
+    let took = started.elapsed();
+    let bound = limits.request_timeout + svcdir::server::connections::DRAIN_GRACE;
+    assert!(took >= Duration::from_millis(200) && took < bound + Duration::from_secs(5), "drained in {took:?}");
+}
