@@ -563,3 +563,101 @@ async fn hostile_queries_never_fail_the_server() {
         answer.json();
     }
 }
+
+// ---- Any query string (issue 6): the proptest twin of fuzz/fuzz_targets/search_query.rs ----
+
+mod any_query {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Bytes a URI query may hold as they are; every other byte percent-encoded. `%` stays
+    /// raw, so broken escapes (`%zz`, `%f`) reach the parser too.
+    fn as_query(bytes: &[u8]) -> String {
+        let mut out = String::with_capacity(bytes.len() * 3);
+        for &byte in bytes {
+            if byte.is_ascii_alphanumeric() || b"%&=+-._~,:;!*'()/?@$".contains(&byte) {
+                out.push(byte as char);
+            } else {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        }
+        out
+    }
+
+    /// A value that is sometimes valid for its parameter (so that searches run to their end),
+    /// sometimes anything at all.
+    fn value(key: &'static str) -> BoxedStrategy<String> {
+        let valid: Vec<&'static str> = match key {
+            "postcode" => vec!["G2+1AL", "g21al", "G2%201AL", "EH1+1YZ", "ZZ99+9ZZ"],
+            "q" => vec!["food", "foodbank+cafe", "counseling", "walk", "%E2%80%AE"],
+            "radius" => vec!["1", "5000", "999999999999999999999", "-1", "1e3"],
+            "category" => vec!["foodbank", "activity,money", "counselling,", ",", "unknown"],
+            "location_type" => vec!["local", "national", "LOCAL", ""],
+            "page" | "page_size" => vec!["1", "2", "0", "100", "101", "18446744073709551616", "x"],
+            _ => vec!["api", "json", "html", "xml"],
+        };
+        prop_oneof![
+            3 => proptest::sample::select(valid).prop_map(str::to_owned),
+            1 => proptest::collection::vec(any::<u8>(), 0..40).prop_map(|b| as_query(&b)),
+        ]
+        .boxed()
+    }
+
+    fn structured() -> impl Strategy<Value = String> {
+        let keys = ["postcode", "q", "radius", "category", "location_type", "page", "page_size", "format"];
+        proptest::collection::vec(proptest::sample::select(keys.to_vec()).prop_flat_map(|k| (Just(k), value(k))), 0..7)
+            .prop_map(|pairs| pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&"))
+    }
+
+    fn check(state: &std::sync::Arc<svcdir::server::AppState>, runtime: &tokio::runtime::Runtime, query: &str) {
+        for path in ["/api/v4/services/", "/api/v3/search/"] {
+            let uri = format!("{path}?{query}");
+            let answer = runtime.block_on(get(state, uri.as_str()));
+            let status = answer.status.as_u16();
+            assert!(matches!(status, 200 | 400 | 404), "{uri}: {status} {}", String::from_utf8_lossy(&answer.body));
+            match answer.header("content-type") {
+                "application/json" => {
+                    let json = answer.json();
+                    if status == 200 {
+                        assert!(json["count"].is_u64(), "{uri}: {json}");
+                    }
+                }
+                "text/html; charset=utf-8" => {
+                    let html = String::from_utf8(answer.body.clone()).expect("UTF-8 HTML");
+                    assert!(html.starts_with("<!doctype html>") && html.trim_end().ends_with("</html>"), "{uri}");
+                }
+                other => panic!("{uri}: content type {other:?}"),
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        /// Any bytes: an answer of the API's (a page, 400 or 404, JSON or its HTML view),
+        /// never a 500 (what a panic or a failed render becomes).
+        #[test]
+        fn any_bytes_as_the_query_get_an_api_answer(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            thread_local! {
+                static FIXTURE: (std::sync::Arc<svcdir::server::AppState>, tokio::runtime::Runtime) = (
+                    state_of(&directory()),
+                    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime"),
+                );
+            }
+            FIXTURE.with(|(state, runtime)| check(state, runtime, &as_query(&bytes)));
+        }
+
+        /// Known parameters with valid and hostile values, in any order and number: searches
+        /// that run to the end, filters, pages past the end, both versions, both formats.
+        #[test]
+        fn any_mix_of_parameters_gets_an_api_answer(query in structured()) {
+            thread_local! {
+                static FIXTURE: (std::sync::Arc<svcdir::server::AppState>, tokio::runtime::Runtime) = (
+                    state_of(&directory()),
+                    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime"),
+                );
+            }
+            FIXTURE.with(|(state, runtime)| check(state, runtime, &query));
+        }
+    }
+}
