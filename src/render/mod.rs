@@ -288,3 +288,60 @@ fn endpoint_under_keys<T: Serialize>(
     }
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The tags of an HTML page, in order: what follows each `<` that opens one.
+    fn tags(html: &str) -> Vec<&str> {
+        html.match_indices('<')
+            .filter_map(|(at, _)| {
+                let rest = &html[at + 1..];
+                rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/' || c == '!')
+                    .then(|| &rest[..rest.find(|c: char| c.is_whitespace() || c == '>').unwrap_or(rest.len())])
+            })
+            .collect()
+    }
+
+    /// A service's files with `text` in every free-text field.
+    fn service_files(text: &str) -> Vec<OutputFile> {
+        let mut dir = crate::index::tiny_directory();
+        let service = &mut dir.services[0];
+        for field in [&mut service.name, &mut service.description, &mut service.url, &mut service.phone] {
+            *field = text.to_owned();
+        }
+        let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());
+        let ctx = RenderContext { dir: &dir, publication: &publication, import_page_size: 10 };
+        ctx.render(Job::Service(0)).expect("renders")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        /// Issue 6: JSON output stays valid for any Unicode input and gives the text back, and
+        /// the HTML view has the same markup whatever the text: it is shown, never parsed.
+        /// (A text starting with `http://` or `https://` becomes a link by design; neither
+        /// generator makes one.)
+        #[test]
+        fn any_text_gives_valid_json_and_the_same_html_markup(
+            text in prop_oneof![any::<String>(), "[<>&\"'{}%/=a-z \\u{0}-\\u{1f}\\u{2028}\\u{202e}]{0,40}"],
+        ) {
+            let plain = service_files("plain");
+            let files = service_files(&text);
+            prop_assert_eq!(files.len(), plain.len());
+            for (file, plain) in files.iter().zip(&plain) {
+                if file.path.ends_with(".json") {
+                    let json: serde_json::Value = serde_json::from_slice(&file.bytes).expect("valid JSON");
+                    prop_assert_eq!(json["data"]["name"].as_str(), Some(text.as_str()));
+                    prop_assert_eq!(json["data"]["description"].as_str(), Some(text.as_str()));
+                } else {
+                    let html = std::str::from_utf8(&file.bytes).expect("UTF-8");
+                    let plain = std::str::from_utf8(&plain.bytes).expect("UTF-8");
+                    prop_assert_eq!(tags(html), tags(plain), "{}", file.path);
+                }
+            }
+        }
+    }
+}
