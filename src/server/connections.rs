@@ -40,13 +40,12 @@ pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
 /// Serves `router` on `listener` under `limits` until `shutdown` completes, then drains
 /// (see the module's documentation). `rejection` answers the connections past the limit.
 pub async fn serve_connections(
-    listener: TcpListener,
+    mut listener: TcpListener,
     router: Router,
     rejection: Router,
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let mut listener = listener;
     let normal = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let any = Arc::new(Semaphore::new(limits.max_connections.max(1) + OVERFLOW_CONNECTIONS));
     let graceful = GracefulShutdown::new();
