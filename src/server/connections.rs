@@ -84,7 +84,7 @@ pub async fn serve_connections(
     let drain = limits.request_timeout + DRAIN_GRACE;
     if tokio::time::timeout(drain, graceful.shutdown()).await.is_err() {
         super::log::line(format_args!(
-            "svcdir-search: connections still open {} s after shutdown began; closing them",
+            "connections still open {} s after shutdown began; closing them",
             drain.as_secs()
         ));
     }
