@@ -23,8 +23,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use http_body_util::{BodyExt, Empty};
-use hyper::body::Bytes;
 use svcdir::index::SearchIndex;
 use svcdir::views::Publication;
 
@@ -53,50 +51,28 @@ async fn connection(address: String, queries: Arc<Vec<String>>, start: usize, st
     let mut load = Load::default();
     let mut n = start;
     'reconnect: while !stop.load(Ordering::Relaxed) {
-        let stream = match tokio::net::TcpStream::connect(&address).await {
-            Ok(stream) => stream,
-            Err(e) => {
-                load.fail("connect", e);
+        let mut sender = match support::connect(&address).await {
+            Ok(sender) => sender,
+            Err((what, e)) => {
+                load.fail(what, e);
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 continue;
             }
         };
-        let _ = stream.set_nodelay(true);
-        let (mut sender, conn) = match hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await
-        {
-            Ok(pair) => pair,
-            Err(e) => {
-                load.fail("handshake", e);
-                continue;
-            }
-        };
-        tokio::spawn(conn);
         while !stop.load(Ordering::Relaxed) {
             let target = &queries[n % queries.len()];
             n += 1;
-            let request = hyper::Request::get(target.as_str())
-                .header("host", "127.0.0.1")
-                .body(Empty::<Bytes>::new())
-                .expect("request");
-            let started = Instant::now();
-            let response = match sender.send_request(request).await {
-                Ok(response) => response,
+            match support::get(&mut sender, target).await {
+                Ok(answer) => {
+                    load.latencies_us.push(answer.micros);
+                    load.statuses[(answer.status / 100).min(5) as usize] += 1;
+                    load.bytes += answer.bytes as u64;
+                }
                 Err(e) => {
                     load.fail(target, e);
                     continue 'reconnect;
                 }
-            };
-            let status = response.status().as_u16();
-            let body = match response.into_body().collect().await {
-                Ok(body) => body,
-                Err(e) => {
-                    load.fail(target, e);
-                    continue 'reconnect;
-                }
-            };
-            load.latencies_us.push(started.elapsed().as_micros().min(u32::MAX as u128) as u32);
-            load.statuses[(status / 100).min(5) as usize] += 1;
-            load.bytes += body.to_bytes().len() as u64;
+            }
         }
     }
     load

@@ -23,8 +23,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use http_body_util::{BodyExt, Empty};
-use hyper::body::Bytes;
 use svcdir::index::SearchIndex;
 use svcdir::views::Publication;
 
@@ -70,47 +68,27 @@ async fn connection(
 ) {
     let mut n = start;
     'reconnect: while !stop.load(Ordering::Relaxed) {
-        let stream = match tokio::net::TcpStream::connect(&address).await {
-            Ok(stream) => stream,
-            Err(e) => {
-                shared.fail("connect", e);
+        let mut sender = match support::connect(&address).await {
+            Ok(sender) => sender,
+            Err((what, e)) => {
+                shared.fail(what, e);
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 continue;
             }
         };
-        let _ = stream.set_nodelay(true);
-        let (mut sender, conn) = match hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await
-        {
-            Ok(pair) => pair,
-            Err(e) => {
-                shared.fail("handshake", e);
-                continue;
-            }
-        };
-        tokio::spawn(conn);
         let mut batch = Vec::with_capacity(64);
         while !stop.load(Ordering::Relaxed) {
             let target = &queries[n % queries.len()];
             n += 1;
-            let request = hyper::Request::get(target.as_str())
-                .header("host", "127.0.0.1")
-                .body(Empty::<Bytes>::new())
-                .expect("request");
-            let started = Instant::now();
-            let response = match sender.send_request(request).await {
-                Ok(response) => response,
+            let answer = match support::get(&mut sender, target).await {
+                Ok(answer) => answer,
                 Err(e) => {
                     shared.fail(target, e);
                     continue 'reconnect;
                 }
             };
-            let status = response.status().as_u16();
-            if let Err(e) = response.into_body().collect().await {
-                shared.fail(target, e);
-                continue 'reconnect;
-            }
-            batch.push(started.elapsed().as_micros().min(u32::MAX as u128) as u32);
-            shared.statuses[(status / 100).min(5) as usize].fetch_add(1, Ordering::Relaxed);
+            batch.push(answer.micros);
+            shared.statuses[(answer.status / 100).min(5) as usize].fetch_add(1, Ordering::Relaxed);
             // Hand latencies over in small batches: little contention, at most a few ms late.
             if batch.len() >= 16 {
                 shared.latencies_us.lock().expect("lock").append(&mut batch);

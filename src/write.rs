@@ -477,12 +477,60 @@ fn sync_dir(dir: &Path) {
 
 /// Writes a file through a temporary sibling and a rename, so readers never see half of it.
 pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent).map_err(io_err("create", parent))?;
+    replace_file(path, bytes).map_err(io_err("write", path))
+}
+
+/// Replaces the file at `path` with `bytes`: written and synced to a temporary sibling
+/// `.NAME.tmp-PID`, then renamed over `path`, so a reader sees the old file or the new one,
+/// never half of one, even after a crash. Temporaries of `path` left by killed processes
+/// are removed first.
+pub fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write as _;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&parent)?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    remove_stale_temporaries(&parent, &name);
+    let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut file = fs::File::create(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
     }
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    fs::write(&tmp, bytes).map_err(io_err("write", &tmp))?;
-    fs::rename(&tmp, path).map_err(io_err("rename into", path))
+    result
+}
+
+/// Removes the temporaries `.{name}.tmp-PID` in `parent` that a process killed while
+/// writing left behind (its process is gone); those of running processes stay.
+fn remove_stale_temporaries(parent: &Path, name: &str) {
+    let prefix = format!(".{name}.tmp-");
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let pid = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)).and_then(|p| p.parse::<i32>().ok());
+        if let Some(pid) = pid
+            && !process_is_running(pid)
+        {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a process with this id exists (signal 0 asks without sending anything; a process
+/// of another user answers "not permitted", and counts as running).
+fn process_is_running(pid: i32) -> bool {
+    match rustix::process::Pid::from_raw(pid) {
+        Some(pid) => !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH)),
+        None => false,
+    }
 }
 
 #[cfg(test)]

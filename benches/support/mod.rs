@@ -7,10 +7,46 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use svcdir::model::Directory;
+
+/// A keep-alive HTTP/1.1 connection to the server under load.
+pub type Sender = hyper::client::conn::http1::SendRequest<Empty<Bytes>>;
+
+/// Opens a [`Sender`] to `address` (TCP_NODELAY, its driver spawned); on failure, which
+/// step failed and why.
+pub async fn connect(address: &str) -> Result<Sender, (&'static str, String)> {
+    let stream = tokio::net::TcpStream::connect(address).await.map_err(|e| ("connect", e.to_string()))?;
+    let _ = stream.set_nodelay(true);
+    let (sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+        .await
+        .map_err(|e| ("handshake", e.to_string()))?;
+    tokio::spawn(conn);
+    Ok(sender)
+}
+
+/// One answer: status, body bytes, and microseconds from sending to the body's end.
+pub struct Answered {
+    pub status: u16,
+    pub bytes: usize,
+    pub micros: u32,
+}
+
+/// GETs `target` on `sender` and reads the whole body; an error means the connection is
+/// unusable and the caller reconnects.
+pub async fn get(sender: &mut Sender, target: &str) -> Result<Answered, String> {
+    let request = hyper::Request::get(target).header("host", "127.0.0.1").body(Empty::<Bytes>::new()).expect("request");
+    let started = Instant::now();
+    let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
+    let status = response.status().as_u16();
+    let body = response.into_body().collect().await.map_err(|e| e.to_string())?;
+    let micros = started.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
+    Ok(Answered { status, bytes: body.to_bytes().len(), micros })
+}
 
 /// Keep-alive connections of the load.
 pub const CONNECTIONS: usize = 64;

@@ -18,7 +18,6 @@ pub mod spatial;
 pub mod text;
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -322,55 +321,9 @@ fn encode(stored: &StoredRef<'_>) -> Result<Vec<u8>, IndexError> {
     Ok(postcard::to_extend(stored, bytes)?)
 }
 
-/// Writes into a temporary file beside `path`, then renames it over `path`.
+/// Replaces the file at `path` atomically ([`crate::write::replace_file`]).
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
-    let write_err = |source| IndexError::Write { path: path.to_path_buf(), source };
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent).map_err(write_err)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "search.idx".into());
-    remove_stale_temporaries(&parent, &name);
-    let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
-    if let Err(source) = result {
-        let _ = std::fs::remove_file(&temp);
-        return Err(write_err(source));
-    }
-    Ok(())
-}
-
-/// Removes the temporaries `.{name}.tmp-PID` beside the index that a build killed while
-/// writing it left behind (its process is gone); those of running builds stay.
-fn remove_stale_temporaries(parent: &Path, name: &str) {
-    let prefix = format!(".{name}.tmp-");
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let pid = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)).and_then(|p| p.parse::<i32>().ok());
-        if let Some(pid) = pid
-            && !process_is_running(pid)
-        {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-}
-
-/// Whether a process with this id exists (signal 0 asks without sending anything; a process
-/// of another user answers "not permitted", and counts as running).
-fn process_is_running(pid: i32) -> bool {
-    match rustix::process::Pid::from_raw(pid) {
-        Some(pid) => !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH)),
-        None => false,
-    }
+    crate::write::replace_file(path, bytes).map_err(|source| IndexError::Write { path: path.to_path_buf(), source })
 }
 
 impl SearchIndex {

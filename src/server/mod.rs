@@ -37,7 +37,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::index::{IndexError, SearchIndex};
 use crate::render::html::{HtmlView, render_html};
-use crate::search::{self, ApiVersion, Deadline, RawQuery, ResultPage, SearchError};
+use crate::search::{self, ApiVersion, Deadline, RawQuery, ResultPage};
 use crate::views::Publication;
 use crate::views::v3::{SearchPage, ServiceV3};
 use crate::views::v4::{PagedEnvelope, ServiceContext, ServiceView};
@@ -424,12 +424,9 @@ fn search_response(
     };
     let mut target = Target { uri, query: &query, title, size_hint: 256 };
     let dir = state.index.directory();
-    let page = search::params::parse(&query, dir, version).map_err(ApiError::BadRequest).and_then(|params| {
-        search::run::run(&state.index, &params, deadline).map_err(|error| match error {
-            SearchError::InvalidPage(_) => ApiError::InvalidPage,
-            SearchError::TimedOut(_) => ApiError::TimedOut,
-        })
-    });
+    let page = search::params::parse(&query, dir, version)
+        .map_err(ApiError::BadRequest)
+        .and_then(|params| search::run::run(&state.index, &params, deadline).map_err(ApiError::from));
     let page = match page {
         Ok(page) => page,
         Err(error) => return error.with_headers(respond(format, error.status(), &error.body(), &target)),

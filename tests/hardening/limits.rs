@@ -213,35 +213,34 @@ async fn after_a_panic_the_server_keeps_serving_on_the_same_connection_and_new_o
     let address = listener.local_addr().expect("address");
     let server = tokio::spawn(async move { axum::serve(listener, router).await });
 
-    let connect = || async {
-        let stream = tokio::net::TcpStream::connect(address).await.expect("connects");
-        let (sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
-        tokio::spawn(connection);
-        sender
-    };
-    let mut sender = connect().await;
+    let mut sender = connect(address).await;
     for _ in 0..3 {
         assert_eq!(send(&mut sender, "/boom").await, (500, json!({"detail": "A server error occurred."})));
         assert_eq!(send(&mut sender, "/ok").await, (200, json!({"ok": true})));
     }
-    let mut fresh = connect().await;
+    let mut fresh = connect(address).await;
     assert_eq!(send(&mut fresh, "/ok").await, (200, json!({"ok": true})));
     assert!(!server.is_finished());
     server.abort();
 }
 
-/// The search server on a loopback port with `limits`; stopped when the returned sender is
-/// dropped or sent to.
-async fn start_server(limits: Limits) -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
+/// The search server on a loopback port with `limits`: its address, the sender that stops
+/// it (when sent to or dropped), and its task.
+struct Running {
+    address: std::net::SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+async fn start_server(limits: Limits) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
     let address = listener.local_addr().expect("address");
     let live = Arc::new(LiveState::new(state_of(&directory())));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(svcdir::server::serve(listener, live, limits, async move {
+    let task = tokio::spawn(svcdir::server::serve(listener, live, limits, async move {
         let _ = stopped.await;
     }));
-    (address, stop)
+    Running { address, stop, task }
 }
 
 async fn connect(address: std::net::SocketAddr) -> hyper::client::conn::http1::SendRequest<Empty<Bytes>> {
@@ -264,7 +263,7 @@ const SEARCH: &str = "/api/v4/services/?postcode=G2+1AL";
 #[tokio::test]
 async fn connections_past_the_limit_get_429_json_and_are_closed_then_later_ones_wait() {
     let limits = Limits { max_connections: 2, ..Limits::default() };
-    let (address, _stop) = start_server(limits).await;
+    let Running { address, stop: _stop, .. } = start_server(limits).await;
     let mut first = connect(address).await;
     let mut second = connect(address).await;
     assert_eq!(send(&mut first, SEARCH).await.0, 200);
@@ -299,7 +298,7 @@ async fn connections_past_the_limit_get_429_json_and_are_closed_then_later_ones_
 #[tokio::test]
 async fn a_client_slow_to_send_its_headers_or_idle_that_long_is_disconnected() {
     let limits = Limits { header_timeout: Duration::from_millis(300), ..Limits::default() };
-    let (address, _stop) = start_server(limits).await;
+    let Running { address, stop: _stop, .. } = start_server(limits).await;
 
     // Slowloris: a request head that never ends.
     let mut slow = tokio::net::TcpStream::connect(address).await.expect("connects");
@@ -333,13 +332,7 @@ async fn the_drain_at_shutdown_is_bounded() {
         header_timeout: Duration::from_secs(120),
         ..Limits::default()
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
-    let address = listener.local_addr().expect("address");
-    let live = Arc::new(LiveState::new(state_of(&directory())));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(svcdir::server::serve(listener, live, limits, async move {
-        let _ = stopped.await;
-    }));
+    let Running { address, stop, task: server } = start_server(limits).await;
     let mut stuck = tokio::net::TcpStream::connect(address).await.expect("connects");
     stuck.write_all(b"GET /api/v4/services/?postcode=G2+1AL HTTP/1.1\r\nHost: x\r\n").await.expect("write");
     tokio::time::sleep(Duration::from_millis(200)).await;
