@@ -14,6 +14,7 @@
 //! of panicking on some request. Bump [`FORMAT_VERSION`] whenever the encoded shape changes
 //! (including any change to the model's serde shape).
 
+pub mod sets;
 pub mod spatial;
 pub mod text;
 
@@ -22,8 +23,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{AreaIx, CategoryIx, Directory, ServiceIx};
+use crate::model::{AreaIx, Directory, ServiceIx};
 use crate::views::Publication;
+use sets::ServiceSet;
 use spatial::{SpatialIndex, UnitVector, unit_vector};
 use text::{TextIndex, TextLookup};
 
@@ -130,17 +132,6 @@ impl<T> Csr<T> {
     }
 }
 
-/// A service of an area and one of its locations' points ([`NO_POINT`] when it has none).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct AreaEntry {
-    pub(crate) service: ServiceIx,
-    pub(crate) point: UnitVector,
-}
-
-/// The point of a service without locations: NaN, which `f64::min` ignores, so the
-/// service's distance key stays infinite.
-pub(crate) const NO_POINT: UnitVector = [f64::NAN; 3];
-
 /// Everything a search needs: the directory itself (results are rendered from it with the
 /// static build's views), the publication, and the structures that make a search fast.
 #[derive(Debug)]
@@ -155,21 +146,27 @@ pub struct SearchIndex {
     /// Services without service areas at each location: the only ones a location within
     /// the radius can make match (see [`SpatialIndex`]).
     pub(crate) location_services: Csr<ServiceIx>,
-    /// Services in each service area, ascending, with the points of their locations inline:
-    /// the areas of a postcode list thousands of services at 100,000, and reading their
-    /// points in sequence is much faster than looking each one up.
-    pub(crate) area_entries: Csr<AreaEntry>,
-    /// Each service's categories and areas, compact: filtering candidates reads these
-    /// instead of the large `Service` records, which would miss the cache on every one.
-    pub(crate) service_categories: Csr<CategoryIx>,
-    pub(crate) service_areas: Csr<AreaIx>,
-    /// Whether each service has an area of kind Country or Region (Search 6).
-    pub(crate) national: Vec<bool>,
     /// Each service's position in (name, id) order: the last two keys of Search 7 as one
     /// integer, so that ordering never touches the strings.
     pub(crate) name_rank: Vec<u32>,
     /// Service area by code.
     pub(crate) area_by_code: HashMap<String, AreaIx>,
+    /// The services of each service area, as a set: a postcode's matches by area are the
+    /// union of a few of these.
+    pub(crate) area_sets: Vec<ServiceSet>,
+    /// The services tagged with each category node itself (not its subtree).
+    pub(crate) category_sets: Vec<ServiceSet>,
+    /// Services with an area of kind Country or Region (Search 6), as a set.
+    pub(crate) national_set: ServiceSet,
+    /// Services with at least one location.
+    pub(crate) located_set: ServiceSet,
+    /// Every location of any service: results are taken from it nearest first.
+    pub(crate) nearest: SpatialIndex,
+    /// Every service at each location.
+    pub(crate) services_at: Csr<ServiceIx>,
+    /// Services without locations, in (name, id) order: the order in which they follow
+    /// the located ones when there is no `q` (Search 7).
+    pub(crate) unlocated_by_name: Vec<ServiceIx>,
 }
 
 /// The encoded body, borrowed for writing.
@@ -211,33 +208,7 @@ impl SearchIndex {
                 .filter(|(_, s)| s.service_areas.is_empty())
                 .flat_map(|(ix, s)| s.locations.iter().map(move |&l| (l as usize, ix as ServiceIx))),
         );
-        // One entry per (area, service, location), or per (area, service) for a service
-        // without locations, in service order within each area.
-        let area_entries = Csr::from_pairs(
-            dir.service_areas.len(),
-            dir.services.iter().enumerate().flat_map(|(ix, s)| {
-                let points: Vec<UnitVector> = if s.locations.is_empty() {
-                    vec![NO_POINT]
-                } else {
-                    s.locations.iter().map(|&l| unit_vector(dir.locations[l as usize].point)).collect()
-                };
-                s.service_areas.iter().flat_map(move |&a| {
-                    points
-                        .clone()
-                        .into_iter()
-                        .map(move |point| (a as usize, AreaEntry { service: ix as ServiceIx, point }))
-                })
-            }),
-        );
-        let service_categories = Csr::from_pairs(
-            dir.services.len(),
-            dir.services.iter().enumerate().flat_map(|(ix, s)| s.categories.iter().map(move |&c| (ix, c))),
-        );
-        let service_areas = Csr::from_pairs(
-            dir.services.len(),
-            dir.services.iter().enumerate().flat_map(|(ix, s)| s.service_areas.iter().map(move |&a| (ix, a))),
-        );
-        let national = dir
+        let national: Vec<bool> = dir
             .services
             .iter()
             .map(|s| s.service_areas.iter().any(|&a| dir.service_areas[a as usize].kind.is_national()))
@@ -253,16 +224,52 @@ impl SearchIndex {
         for (rank, &ix) in by_name.iter().enumerate() {
             name_rank[ix as usize] = rank as u32;
         }
+        let services = dir.services.len();
+        let mut area_sets = vec![ServiceSet::empty(services); dir.service_areas.len()];
+        for (ix, s) in dir.services.iter().enumerate() {
+            for &a in &s.service_areas {
+                if let Some(set) = area_sets.get_mut(a as usize) {
+                    set.insert(ix as ServiceIx);
+                }
+            }
+        }
+        let mut category_sets = vec![ServiceSet::empty(services); dir.categories.nodes.len()];
+        for (ix, s) in dir.services.iter().enumerate() {
+            for &c in &s.categories {
+                if let Some(set) = category_sets.get_mut(c as usize) {
+                    set.insert(ix as ServiceIx);
+                }
+            }
+        }
+        let national_set =
+            ServiceSet::of(services, national.iter().enumerate().filter(|(_, n)| **n).map(|(ix, _)| ix as ServiceIx));
+        let located_set = ServiceSet::of(
+            services,
+            dir.services.iter().enumerate().filter(|(_, s)| !s.locations.is_empty()).map(|(ix, _)| ix as ServiceIx),
+        );
+        let services_at = Csr::from_pairs(
+            dir.locations.len(),
+            dir.services
+                .iter()
+                .enumerate()
+                .flat_map(|(ix, s)| s.locations.iter().map(move |&l| (l as usize, ix as ServiceIx))),
+        );
+        let unlocated_by_name =
+            by_name.iter().copied().filter(|&ix| dir.services[ix as usize].locations.is_empty()).collect();
+        let nearest = SpatialIndex::build_all(dir);
         SearchIndex {
+            area_sets,
+            category_sets,
+            national_set,
+            located_set,
+            nearest,
+            services_at,
+            unlocated_by_name,
             name_rank,
             text: TextLookup::new(text),
             spatial,
             service_points,
             location_services,
-            area_entries,
-            service_categories,
-            service_areas,
-            national,
             area_by_code,
             directory,
             publication,
@@ -592,10 +599,16 @@ mod tests {
         // Only the area-less service's location is in the R-tree; its services list only it.
         assert_eq!(index.spatial_len(), 1);
         assert_eq!(index.location_services.get(0), [0]);
-        assert_eq!(index.national, [false, true, false]);
-        let xs: Vec<u32> = index.area_entries.get(0).iter().map(|e| e.service).collect();
-        assert_eq!(xs, [1]);
-        assert!(index.area_entries.get(0)[0].point[0].is_nan(), "no location");
+        // Every service at the location is in the tree of all locations.
+        assert_eq!(index.nearest.len(), 1);
+        assert_eq!(index.services_at.get(0), [0, 2]);
+        assert_eq!(index.national_set.iter().collect::<Vec<_>>(), [1]);
+        assert_eq!(index.located_set.iter().collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(index.area_sets[0].iter().collect::<Vec<_>>(), [1]);
+        assert_eq!(index.area_sets[1].iter().collect::<Vec<_>>(), [2]);
+        assert_eq!(index.category_sets[0].iter().collect::<Vec<_>>(), [2]);
+        assert_eq!(index.category_sets[1].iter().collect::<Vec<_>>(), [0]);
+        assert_eq!(index.unlocated_by_name, [1]);
         // (name, id) order: Health Walks, Money Advice, Walking Group.
         assert_eq!(index.name_rank, [2, 0, 1]);
     }

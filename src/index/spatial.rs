@@ -70,8 +70,18 @@ pub struct SpatialIndex {
 impl SpatialIndex {
     /// Bulk-loads the locations of area-less services.
     pub fn build(dir: &Directory) -> SpatialIndex {
+        SpatialIndex::of_services(dir, |s| s.service_areas.is_empty())
+    }
+
+    /// Bulk-loads the locations of every service: the tree whose nearest-first walk orders
+    /// results (behaviour.md, Search 7).
+    pub fn build_all(dir: &Directory) -> SpatialIndex {
+        SpatialIndex::of_services(dir, |_| true)
+    }
+
+    fn of_services(dir: &Directory, keep: impl Fn(&crate::model::Service) -> bool) -> SpatialIndex {
         let mut wanted = vec![false; dir.locations.len()];
-        for service in dir.services.iter().filter(|s| s.service_areas.is_empty()) {
+        for service in dir.services.iter().filter(|s| keep(s)) {
             for &loc in &service.locations {
                 if let Some(slot) = wanted.get_mut(loc as usize) {
                     *slot = true;
@@ -96,6 +106,12 @@ impl SpatialIndex {
     /// Whether the tree is empty.
     pub fn is_empty(&self) -> bool {
         self.tree.size() == 0
+    }
+
+    /// Every location, nearest to `centre` first, with its squared chord to it (as the tree
+    /// computes it: it may differ from [`chord2`] in the last bit).
+    pub fn nearest(&self, centre: &UnitVector) -> impl Iterator<Item = (LocationIx, f64)> + '_ {
+        self.tree.nearest_neighbor_iter_with_distance_2(*centre).map(|(item, d)| (item.data, d))
     }
 
     /// Locations that may be within `radius_m` of `centre`, with their squared chord to it
