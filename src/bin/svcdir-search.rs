@@ -37,12 +37,11 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
     let index = SearchIndex::read(&args.index)?;
     let dir = index.directory();
     log::line(format_args!(
-        "svcdir-search: loaded {} in {} ms: {} services, {} organisations, {} locations, {} postcodes, {} words",
+        "svcdir-search: loaded {} in {} ms: {} services, {} locations, {} postcodes, {} words",
         args.index.display(),
         started.elapsed().as_millis(),
-        dir.services.len(),
-        dir.organisations.len(),
-        dir.locations.len(),
+        index.service_count(),
+        index.location_count(),
         dir.postcodes.postcodes.len(),
         index.term_count(),
     ));
@@ -93,7 +92,7 @@ fn reload_on_sighup(live: Arc<LiveState>, path: PathBuf, base_url: Option<String
                     "svcdir-search: reloaded {} in {} ms: {} services",
                     path.display(),
                     started.elapsed().as_millis(),
-                    state.index().directory().services.len(),
+                    state.index().service_count(),
                 )),
                 Ok(Err(err)) => {
                     log::line(format_args!("svcdir-search: error: reload failed, keeping the index in force: {err}"))

@@ -11,7 +11,7 @@ use rstar::RTree;
 use rstar::primitives::GeomWithData;
 
 use crate::model::geo::EARTH_RADIUS_M;
-use crate::model::{Directory, LocationIx, Point};
+use crate::model::{LocationIx, Point};
 
 /// A point on the unit sphere.
 pub type UnitVector = [f64; 3];
@@ -68,33 +68,9 @@ pub struct SpatialIndex {
 }
 
 impl SpatialIndex {
-    /// Bulk-loads the locations of area-less services.
-    pub fn build(dir: &Directory) -> SpatialIndex {
-        SpatialIndex::of_services(dir, |s| s.service_areas.is_empty())
-    }
-
-    /// Bulk-loads the locations of every service: the tree whose nearest-first walk orders
-    /// results (behaviour.md, Search 7).
-    pub fn build_all(dir: &Directory) -> SpatialIndex {
-        SpatialIndex::of_services(dir, |_| true)
-    }
-
-    fn of_services(dir: &Directory, keep: impl Fn(&crate::model::Service) -> bool) -> SpatialIndex {
-        let mut wanted = vec![false; dir.locations.len()];
-        for service in dir.services.iter().filter(|s| keep(s)) {
-            for &loc in &service.locations {
-                if let Some(slot) = wanted.get_mut(loc as usize) {
-                    *slot = true;
-                }
-            }
-        }
-        let points = dir
-            .locations
-            .iter()
-            .enumerate()
-            .filter(|(ix, _)| wanted[*ix])
-            .map(|(ix, loc)| GeomWithData::new(unit_vector(loc.point), ix as LocationIx))
-            .collect();
+    /// Bulk-loads the given points.
+    pub fn of_points(points: Vec<(UnitVector, LocationIx)>) -> SpatialIndex {
+        let points = points.into_iter().map(|(p, ix)| GeomWithData::new(p, ix)).collect();
         SpatialIndex { tree: RTree::bulk_load(points) }
     }
 

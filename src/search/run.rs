@@ -230,7 +230,7 @@ impl Matches {
         }
         for (loc, chord2) in index.spatial.near(point, radius) {
             ticker.tick()?;
-            if within_radius(chord2, radius, || dir.locations[loc as usize].point.distance_m(point)) {
+            if within_radius(chord2, radius, || index.location_points[loc as usize].distance_m(point)) {
                 // Only area-less services are listed per location.
                 for &ix in index.location_services.get(loc as usize) {
                     set.insert(ix);

@@ -39,8 +39,6 @@ use crate::index::{IndexError, SearchIndex};
 use crate::render::html::{HtmlView, render_html};
 use crate::search::{self, ApiVersion, Deadline, RawQuery, ResultPage};
 use crate::views::Publication;
-use crate::views::v3::{SearchPage, ServiceV3};
-use crate::views::v4::{PagedEnvelope, ServiceContext, ServiceView};
 pub use error::ApiError;
 pub use negotiate::Format;
 
@@ -60,13 +58,16 @@ pub const V3_PATH: &str = "/api/v3/search/";
 pub struct AppState {
     index: SearchIndex,
     publication: Publication,
+    /// The v4 envelope's `meta`, encoded once.
+    meta_json: Vec<u8>,
 }
 
 impl AppState {
     /// Serves `index` with the publication recorded in it.
     pub fn new(index: SearchIndex) -> AppState {
         let publication = index.publication().clone();
-        AppState { index, publication }
+        let meta_json = serde_json::to_vec(&publication.meta_full()).unwrap_or_else(|_| b"{}".to_vec());
+        AppState { index, publication, meta_json }
     }
 
     /// Replaces the base URL recorded in the index (`svcdir-search --base-url`): the origin
@@ -432,30 +433,44 @@ fn search_response(
         Err(error) => return error.with_headers(respond(format, error.status(), &error.body(), &target)),
     };
     let (next, previous) = links(&state.publication.base_url, path, &query, &page);
-    target.size_hint = 2048 + 2048 * page.hits.len();
-    let services = page.hits.iter().map(|hit| &dir.services[hit.service as usize]);
-    match version {
+    let index = &state.index;
+    let size = page.hits.iter().map(|hit| index.rendered(version, hit.service).len() + 1).sum::<usize>();
+    let mut body = Vec::with_capacity(size + 1024);
+    // The envelope written field by field as serde writes `PagedEnvelope` (v4) and
+    // `SearchPage` (v3); each result is the JSON rendered at build time, copied as bytes.
+    let list = match version {
         ApiVersion::V4 => {
-            let body = PagedEnvelope {
-                meta: state.publication.meta_full(),
-                count: page.count,
-                next,
-                previous,
-                data: services
-                    .map(|s| ServiceView::new(dir, &state.publication, s, ServiceContext::List))
-                    .collect::<Vec<_>>(),
-            };
-            respond(format, StatusCode::OK, &body, &target)
+            body.extend_from_slice(b"{\"meta\":");
+            body.extend_from_slice(&state.meta_json);
+            body.extend_from_slice(b",\"count\":");
+            "data"
         }
         ApiVersion::V3 => {
-            let body = SearchPage {
-                count: page.count,
-                next,
-                previous,
-                results: services.map(|s| ServiceV3::new(dir, s)).collect(),
-            };
-            respond(format, StatusCode::OK, &body, &target)
+            body.extend_from_slice(b"{\"count\":");
+            "results"
         }
+    };
+    body.extend_from_slice(page.count.to_string().as_bytes());
+    body.extend_from_slice(b",\"next\":");
+    write_json(&mut body, &next);
+    body.extend_from_slice(b",\"previous\":");
+    write_json(&mut body, &previous);
+    body.extend_from_slice(format!(",\"{list}\":[").as_bytes());
+    for (n, hit) in page.hits.iter().enumerate() {
+        if n > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(index.rendered(version, hit.service));
+    }
+    body.extend_from_slice(b"]}");
+    target.size_hint = body.len();
+    respond_encoded(format, StatusCode::OK, body, &target)
+}
+
+/// Appends `value` as JSON (an `Option<String>` cannot fail to serialise).
+fn write_json(out: &mut Vec<u8>, value: &Option<String>) {
+    if serde_json::to_writer(&mut *out, value).is_err() {
+        out.extend_from_slice(b"null");
     }
 }
 
@@ -477,18 +492,19 @@ pub fn links(base_url: &str, path: &str, query: &RawQuery, page: &ResultPage) ->
 
 /// Serialises `body` as JSON, or shows it in the HTML view.
 fn respond<T: Serialize>(format: Format, status: StatusCode, body: &T, target: &Target<'_>) -> Response {
+    let mut bytes = Vec::with_capacity(target.size_hint);
+    match serde_json::to_writer(&mut bytes, body) {
+        Ok(()) => respond_encoded(format, status, bytes, target),
+        Err(_) => ApiError::Internal.into_response(),
+    }
+}
+
+/// Sends JSON already encoded, or shows it in the HTML view.
+fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &Target<'_>) -> Response {
     match format {
-        Format::Json => {
-            // A search page is about 1.5 kB per service: size the buffer once instead of
-            // growing (and copying) it a dozen times.
-            let mut bytes = Vec::with_capacity(target.size_hint);
-            match serde_json::to_writer(&mut bytes, body) {
-                Ok(()) => (status, [(header::CONTENT_TYPE, JSON)], bytes).into_response(),
-                Err(_) => ApiError::Internal.into_response(),
-            }
-        }
+        Format::Json => (status, [(header::CONTENT_TYPE, JSON)], bytes).into_response(),
         Format::Html => {
-            let Ok(value) = serde_json::to_value(body) else {
+            let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
                 return ApiError::Internal.into_response();
             };
             let request = target.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/").to_owned();
