@@ -117,3 +117,44 @@ async fn differential_on_a_random_directory_full_of_ties() {
     let dir = random::directory(5, 400);
     compare(&dir, 1000, 2).await;
 }
+
+/// Deep pages of a large result (issue 12): the last page and pages in the middle are the
+/// oracle's, page 5000 is 404; none of them needs the whole result ordered (the query
+/// planner selects the page instead of sorting: `search::run::select_page`).
+#[tokio::test]
+async fn deep_pages_of_a_large_result() {
+    let input = tempfile::tempdir().expect("temp dir");
+    let cfg = svcdir::sample::SampleConfig { services: 3000, seed: 5, out: input.path().to_path_buf() };
+    svcdir::sample::generate(&cfg).expect("sample generates");
+    let dir = svcdir::validate::load_directory(input.path()).unwrap_or_else(|e| panic!("sample loads: {e:?}"));
+    let state = std::sync::Arc::new(AppState::new(SearchIndex::build(&dir, &publication())));
+    let oracle = Oracle::new(&dir);
+    let postcode = dir.postcodes.postcodes[0].code.clone();
+    let query = |page: u64, page_size: usize| search_support::brute::Query {
+        postcode: postcode.clone(),
+        q: None,
+        categories: vec![],
+        location_type: None,
+        radius: 150_000,
+        page,
+        page_size,
+    };
+    let (count, _) = oracle.search(&query(1, 1)).expect("page 1");
+    assert!(count > 500, "a large result: {count}");
+    let url = |page: u64, size: usize| {
+        format!("/api/v4/services/?postcode={}&radius=150000&page_size={size}&page={page}", postcode.replace(' ', "+"))
+    };
+    for (page, size) in [(count as u64, 1), (count as u64 / 2, 1), (count.div_ceil(100) as u64, 100), (7, 100)] {
+        let (_, ids) = oracle.search(&query(page, size)).expect("a page within the result");
+        let answer = get(&state, &url(page, size)).await;
+        assert_eq!(answer.status, 200, "page {page} of {size}");
+        let json = answer.json();
+        let got: Vec<&str> = json["data"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+        let want: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+        assert_eq!(got, want, "page {page} of {size}");
+    }
+    for (page, size) in [(5000, 100), (count as u64 + 1, 1)] {
+        let answer = get(&state, &url(page, size)).await;
+        assert_eq!((answer.status.as_u16(), answer.json()), (404, serde_json::json!({"detail": "Invalid page."})));
+    }
+}
