@@ -1,20 +1,25 @@
-//! Load benchmark of `svcdir-search` (`make bench-search`, or
+//! Load benchmark of `svcdir-search` against nginx (`make bench-search`, or
 //! `cargo bench --bench search_load`).
 //!
 //! For each size (default 10,000 and 100,000 services; `SVCDIR_BENCH_SIZES=10000` to
 //! choose): generates a sample dataset (`svcdir::sample::generate`, seed 2024), loads and
-//! validates it, builds and writes the search index, times reading the index back, starts
-//! the real `svcdir-search` binary on a free loopback port, and drives it with a mixed query
-//! file (written to `target/bench-search/queries-N.txt`, derived deterministically from the
-//! dataset's postcodes, words and categories) from 64 keep-alive HTTP/1.1 connections on a
-//! 2-thread tokio runtime, for `SVCDIR_BENCH_SECONDS` (default 10) after a 2 s warm-up.
+//! validates it, builds and writes the search index, times reading the index back, and
+//! writes a mixed query file (`target/bench-search/queries-N.txt`, derived deterministically
+//! from the dataset's postcodes, words and categories). Then, in the same run, each driven
+//! from 64 keep-alive HTTP/1.1 connections on a 2-thread tokio runtime for
+//! `SVCDIR_BENCH_SECONDS` (default 10) after a 2 s warm-up:
+//! 1. the real `svcdir-search` binary on a free loopback port, access log on (to a file):
+//!    the time from spawning it to its first accepted connection, requests/s, latency
+//!    percentiles, and its RssAnon and VmHWM after the run;
+//! 2. the same with its stderr (the access log) on /dev/null: what the log costs;
+//! 3. nginx (if installed: `apt-get install nginx-light`) serving one file of the mean
+//!    size of the search's 2xx answers, with its access log on: the reference the targets
+//!    of issue 12 are relative to.
 //! Run without `--bench` (as `cargo test --all-targets` does) it only makes a 1-second smoke
-//! run on 300 services.
-//! Reports requests/s, p50/p99/max latency, the index load time and the server's peak RSS
-//! (VmHWM), as a Markdown table on stdout.
+//! run on 300 services. Reports two Markdown tables on stdout.
 //!
-//! Traffic goes to 127.0.0.1 only; every loop is bounded in time and the server is stopped
-//! (SIGTERM) at the end of each size.
+//! Traffic goes to 127.0.0.1 only; every loop is bounded in time and every server is
+//! stopped at the end of each size.
 
 use std::fmt::Write as _;
 use std::io::Write as _;

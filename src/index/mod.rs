@@ -325,8 +325,20 @@ fn encode(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexEr
 /// XXH3-64 of the body, over 4 MiB chunks hashed in parallel (the body of a 100,000-service
 /// index is hundreds of MB, checked at every start).
 fn checksum(body: &[u8]) -> u64 {
+    checksum_releasing(body, &|_| {})
+}
+
+/// [`checksum`], calling `release` with each chunk once it is hashed.
+fn checksum_releasing(body: &[u8], release: &(dyn Fn(&[u8]) + Sync)) -> u64 {
     const CHUNK: usize = 4 << 20;
-    let parts: Vec<u64> = body.par_chunks(CHUNK).map(xxhash_rust::xxh3::xxh3_64).collect();
+    let parts: Vec<u64> = body
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let sum = xxhash_rust::xxh3::xxh3_64(chunk);
+            release(chunk);
+            sum
+        })
+        .collect();
     let mut joined = Vec::with_capacity(8 * parts.len() + 8);
     joined.extend_from_slice(&(body.len() as u64).to_le_bytes());
     for part in parts {
@@ -345,7 +357,18 @@ impl SearchIndex {
 
     /// Checks the file and derives the query structures from its core.
     fn open(file: Backing, path: &Path) -> Result<SearchIndex, IndexError> {
-        let (core, rendered_at) = decode(&file, path)?;
+        let release = |chunk: &[u8]| {
+            if let Backing::Mapped(map) = &file {
+                let offset = chunk.as_ptr() as usize - map.as_ptr() as usize;
+                // SAFETY: the map is read-only and shared, and its file is never written in
+                // place (see `read`): after MADV_DONTNEED a page reads the same bytes again
+                // from the file. No other borrow of these pages is alive during the checksum.
+                // Dropping the pages checked leaves in memory only those requests read, so
+                // checking the whole file at start-up does not count it all as resident.
+                let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, chunk.len()) };
+            }
+        };
+        let (core, rendered_at) = decode(&file, path, &release)?;
         Ok(SearchIndex::derive(core, file, rendered_at))
     }
 
@@ -529,7 +552,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
 /// Checks the header, lengths and checksum, decodes the core, and checks every reference
 /// in it and the rendered section's offsets. Returns the core and where the rendered
 /// section starts.
-fn decode(bytes: &[u8], path: &Path) -> Result<(Core, usize), IndexError> {
+fn decode(bytes: &[u8], path: &Path, release: &(dyn Fn(&[u8]) + Sync)) -> Result<(Core, usize), IndexError> {
     let path = path.to_path_buf();
     if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
         return Err(IndexError::BadMagic { path });
@@ -552,7 +575,7 @@ fn decode(bytes: &[u8], path: &Path) -> Result<(Core, usize), IndexError> {
             expected.map_or_else(|| "more than 2^64".to_owned(), |n| n.to_string())
         )));
     }
-    let computed = checksum(&bytes[HEADER_LEN..]);
+    let computed = checksum_releasing(&bytes[HEADER_LEN..], release);
     if computed != checksum_stored {
         return Err(corrupt(format!(
             "its checksum does not match its contents (stored {checksum_stored:016x}, computed {computed:016x})"
