@@ -62,6 +62,7 @@ against_both!(
     options_is_200_with_headers_and_no_body,
     other_methods_are_405,
     unknown_paths_ids_and_slugs_are_404,
+    operator_paths_are_not_served,
     internal_folders_are_not_reachable,
     nothing_outside_public_is_served,
     json_and_html_are_gzipped,
