@@ -6,7 +6,7 @@
 //! installs the subscriber once per process. Its writer is `tracing-appender`'s non-blocking
 //! one in lossy mode: a request only queues its line, and when the queue is full (a log
 //! reader that cannot keep up) the line is dropped instead of making the request wait. The
-//! writer thread ignores write errors ([`QuietStderr`]): `eprintln!` panics when stderr
+//! writer thread ignores write errors (`QuietStderr`): `eprintln!` panics when stderr
 //! cannot be written (a full disk under a redirected log, a closed pipe), and a lost log
 //! line must never cost an answer.
 
