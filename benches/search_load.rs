@@ -232,8 +232,12 @@ fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
     let (server, ready) = Server::start_with(&index_path, work.path().join("server.log"), true);
     // The server's own figure, from its start-up line (once it is written).
     std::thread::sleep(Duration::from_millis(50));
-    let server_load_ms =
-        server.log_text().split(" in ").nth(1).and_then(|rest| rest.split(" ms").next()).unwrap_or("?").to_owned();
+    let server_load_ms = server
+        .log_text()
+        .split("load_ms=")
+        .nth(1)
+        .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect::<String>())
+        .unwrap_or_else(|| "?".into());
     let (load, elapsed) = drive(&server.address, queries.clone(), warm_up, Duration::from_secs(seconds));
     let (rss_anon_mb, peak_mb) = (server.rss_anon_mb(), server.peak_rss_mb());
     let exit = server.stop();

@@ -76,20 +76,19 @@ impl Server {
         Server::start_with(index, log, true).0
     }
 
-    /// Starts the server on a free port; with `access_log` false its stderr (the access log)
-    /// goes to /dev/null and the start-up lines are not kept. Also returns the time from
+    /// Starts the server on a free port; with `access_log` false, with its access log turned
+    /// off (`RUST_LOG=info,svcdir::access=off`). Also returns the time from
     /// spawning the process to the first accepted TCP connection.
     pub fn start_with(index: &Path, log: PathBuf, access_log: bool) -> (Server, Duration) {
         let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
         let address = format!("127.0.0.1:{port}");
-        let stderr = if access_log {
-            Stdio::from(std::fs::File::create(&log).expect("log file"))
-        } else {
-            Stdio::from(std::fs::File::create("/dev/null").expect("/dev/null"))
-        };
+        let stderr = Stdio::from(std::fs::File::create(&log).expect("log file"));
+        // The access log is its own tracing target: off alone, the rest of the log stays.
+        let filter = if access_log { "info" } else { "info,svcdir::access=off" };
         let spawned = Instant::now();
         let child = Command::new(env!("CARGO_BIN_EXE_svcdir-search"))
-            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", &address])
+            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", &address, "--log-format", "text"])
+            .env("RUST_LOG", filter)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr)

@@ -238,6 +238,8 @@ pub struct SearchIndex {
     rendered_at: usize,
     /// Number of services.
     services: usize,
+    /// [`crate::write::content_hash`] of the file.
+    content_hash: String,
 }
 
 /// Renders every service's result as JSON: all the v4 ones, then all the v3 ones, with the
@@ -322,29 +324,38 @@ fn encode(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexEr
     Ok(bytes)
 }
 
-/// XXH3-64 of the body, over 4 MiB chunks hashed in parallel (the body of a 100,000-service
-/// index is hundreds of MB, checked at every start).
+/// XXH3-64 of the body: the header's checksum.
 fn checksum(body: &[u8]) -> u64 {
-    checksum_releasing(body, &|_| {})
+    xxhash_rust::xxh3::xxh3_64(body)
 }
 
-/// [`checksum`], calling `release` with each chunk once it is hashed.
-fn checksum_releasing(body: &[u8], release: &(dyn Fn(&[u8]) + Sync)) -> u64 {
-    const CHUNK: usize = 4 << 20;
-    let parts: Vec<u64> = body
-        .par_chunks(CHUNK)
-        .map(|chunk| {
-            let sum = xxhash_rust::xxh3::xxh3_64(chunk);
+/// Bytes hashed between two releases in [`Sums::of`].
+const CHUNK: usize = 4 << 20;
+
+/// The header's checksum and the file's content hash, in one pass over the file.
+struct Sums {
+    /// XXH3-64 of everything after the header.
+    body: u64,
+    /// [`crate::write::content_hash`] of the whole file (what the build's manifest records).
+    content: String,
+}
+
+impl Sums {
+    /// Hashes `file` in chunks, calling `release` with each chunk once it is hashed.
+    fn of(file: &[u8], release: &(dyn Fn(&[u8]) + Sync)) -> Sums {
+        let mut body = xxhash_rust::xxh3::Xxh3::new();
+        let mut content = xxhash_rust::xxh3::Xxh3::new();
+        let mut at = 0;
+        while at < file.len() {
+            let chunk = &file[at..file.len().min(at + CHUNK)];
+            content.update(chunk);
+            let from = HEADER_LEN.saturating_sub(at).min(chunk.len());
+            body.update(&chunk[from..]);
             release(chunk);
-            sum
-        })
-        .collect();
-    let mut joined = Vec::with_capacity(8 * parts.len() + 8);
-    joined.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    for part in parts {
-        joined.extend_from_slice(&part.to_le_bytes());
+            at += chunk.len();
+        }
+        Sums { body: body.digest(), content: format!("{:032x}", content.digest128()) }
     }
-    xxhash_rust::xxh3::xxh3_64(&joined)
 }
 
 impl SearchIndex {
@@ -355,7 +366,9 @@ impl SearchIndex {
             .expect("a freshly encoded index passes its own checks")
     }
 
-    /// Checks the file and derives the query structures from its core.
+    /// Checks the file and derives the query structures from its core. Hashing the whole
+    /// file (one core) and decoding and preparing the core (the other) run side by side;
+    /// nothing is returned unless the checksum holds.
     fn open(file: Backing, path: &Path) -> Result<SearchIndex, IndexError> {
         let release = |chunk: &[u8]| {
             if let Backing::Mapped(map) = &file {
@@ -368,11 +381,34 @@ impl SearchIndex {
                 let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, chunk.len()) };
             }
         };
-        let (core, rendered_at) = decode(&file, path, &release)?;
-        Ok(SearchIndex::derive(core, file, rendered_at))
+        let (core_len, checksum_stored) = check_header(&file, path)?;
+        let rendered_at = HEADER_LEN + core_len;
+        let corrupt = |reason: String| IndexError::Corrupt { path: path.to_path_buf(), reason };
+        let (sums, prepared) = rayon::join(
+            || Sums::of(&file, &release),
+            || -> Result<SearchIndex, IndexError> {
+                let core: Core =
+                    postcard::from_bytes(&file[HEADER_LEN..rendered_at]).map_err(|e| corrupt(e.to_string()))?;
+                check_core(&core).map_err(corrupt)?;
+                check_rendered(&file[rendered_at..], core.services.len()).map_err(corrupt)?;
+                Ok(SearchIndex::derive(core, rendered_at))
+            },
+        );
+        // The checksum first: a damaged file is reported as such, whatever decoding made of it.
+        if sums.body != checksum_stored {
+            return Err(corrupt(format!(
+                "its checksum does not match its contents (stored {checksum_stored:016x}, computed {:016x})",
+                sums.body
+            )));
+        }
+        let mut index = prepared?;
+        index.file = file;
+        index.content_hash = sums.content;
+        Ok(index)
     }
 
-    fn derive(core: Core, file: Backing, rendered_at: usize) -> SearchIndex {
+    /// The query structures of a checked core; the file is set by the caller.
+    fn derive(core: Core, rendered_at: usize) -> SearchIndex {
         let Core { publication, directory, text, services: stored, location_points } = core;
         let services = stored.len();
         let units: Vec<UnitVector> = location_points.iter().map(|&p| unit_vector(p)).collect();
@@ -454,9 +490,10 @@ impl SearchIndex {
             nearest,
             services_at,
             unlocated_by_name,
-            file,
+            file: Backing::Owned(Vec::new()),
             rendered_at,
             services,
+            content_hash: String::new(),
         }
     }
 
@@ -469,6 +506,12 @@ impl SearchIndex {
     /// The publication recorded at build time (base URL, site URL, licence, attribution).
     pub fn publication(&self) -> &Publication {
         &self.publication
+    }
+
+    /// [`crate::write::content_hash`] of the index file (what the build's manifest records),
+    /// worked out when the index was checked.
+    pub fn content_hash(&self) -> &str {
+        &self.content_hash
     }
 
     /// Number of services.
@@ -549,10 +592,9 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
     crate::write::replace_file(path, bytes).map_err(|source| IndexError::Write { path: path.to_path_buf(), source })
 }
 
-/// Checks the header, lengths and checksum, decodes the core, and checks every reference
-/// in it and the rendered section's offsets. Returns the core and where the rendered
-/// section starts.
-fn decode(bytes: &[u8], path: &Path, release: &(dyn Fn(&[u8]) + Sync)) -> Result<(Core, usize), IndexError> {
+/// Checks the magic bytes, the version and the lengths; returns the core's length and the
+/// stored checksum.
+fn check_header(bytes: &[u8], path: &Path) -> Result<(usize, u64), IndexError> {
     let path = path.to_path_buf();
     if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
         return Err(IndexError::BadMagic { path });
@@ -575,17 +617,7 @@ fn decode(bytes: &[u8], path: &Path, release: &(dyn Fn(&[u8]) + Sync)) -> Result
             expected.map_or_else(|| "more than 2^64".to_owned(), |n| n.to_string())
         )));
     }
-    let computed = checksum_releasing(&bytes[HEADER_LEN..], release);
-    if computed != checksum_stored {
-        return Err(corrupt(format!(
-            "its checksum does not match its contents (stored {checksum_stored:016x}, computed {computed:016x})"
-        )));
-    }
-    let rendered_at = HEADER_LEN + core_len as usize;
-    let core: Core = postcard::from_bytes(&bytes[HEADER_LEN..rendered_at]).map_err(|e| corrupt(e.to_string()))?;
-    check_core(&core).map_err(&corrupt)?;
-    check_rendered(&bytes[rendered_at..], core.services.len()).map_err(corrupt)?;
-    Ok((core, rendered_at))
+    Ok((core_len as usize, checksum_stored))
 }
 
 /// Every reference a request could follow points inside the core.
