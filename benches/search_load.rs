@@ -15,6 +15,7 @@
 //! 3. nginx (if installed: `apt-get install nginx-light`) serving one file of the mean
 //!    size of the search's 2xx answers, with its access log on: the reference the targets
 //!    of issue 12 are relative to.
+//!
 //! Run without `--bench` (as `cargo test --all-targets` does) it only makes a 1-second smoke
 //! run on 300 services. Reports two Markdown tables on stdout.
 //!
