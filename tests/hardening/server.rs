@@ -206,7 +206,11 @@ fn ten_sighups_under_load_swap_in_each_new_index_with_zero_failed_requests() {
     let last = server.health();
 
     // A bad file on SIGHUP: an error in the log, and the index in force is kept and shown.
-    std::fs::write(&index, b"<html>not an index</html>").expect("write");
+    // Put in place by a rename, as every index is (the index in force is read from a memory
+    // map of its file: README, "Publishing a rebuild").
+    let bad = work.path().join("bad.idx.tmp");
+    std::fs::write(&bad, b"<html>not an index</html>").expect("write");
+    std::fs::rename(&bad, &index).expect("rename");
     server.signal("-HUP");
     let event = server.wait_for_events(0, "reload failed, keeping the index in force", 1);
     assert!(event["error"].as_str().is_some_and(|e| e.contains("not a svcdir search index")), "{event}");
