@@ -30,7 +30,11 @@ fn serves_the_new_build(d: &Deployment) {
         assert!(Instant::now() < deadline, "the rebuilt index is not answered after SIGHUP:\n{}", d.svcdir_log());
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(d.svcdir_log().contains("reloaded the index"), "{}", d.svcdir_log());
+    // The event is written by the log's writer thread after the swap: wait for it too.
+    while !d.svcdir_log().contains("reloaded the index") {
+        assert!(Instant::now() < deadline, "no reload event:\n{}", d.svcdir_log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]
