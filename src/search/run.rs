@@ -130,11 +130,12 @@ pub struct ResultPage {
 /// full, or, when the walk would be longer than ordering the matches themselves, from a
 /// selection over them that orders only the page.
 pub fn run(index: &SearchIndex, params: &SearchParams<'_>, deadline: Deadline) -> Result<ResultPage, SearchError> {
-    let PageNumber::Number(page) = params.page else {
+    if params.page == PageNumber::Invalid {
         return Err(InvalidPage.into());
-    };
+    }
     let mut found = Matches::find(index, params, deadline)?;
     let count = found.set.len();
+    let page = params.page.resolve(count, params.page_size).ok_or(InvalidPage)?;
     let size = params.page_size.max(1);
     let start = page
         .checked_sub(1)
