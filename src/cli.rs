@@ -107,6 +107,11 @@ pub struct BuildArgs {
     /// nginx's gzip_static and CDNs that serve stored encodings.
     #[arg(long)]
     pub precompress: bool,
+    /// Publish even when the build has no service, or fewer than half of the services the
+    /// output holds now. Without it such a build stops with exit 1 and changes nothing: an
+    /// empty or truncated export must never empty the live site.
+    #[arg(long)]
+    pub allow_shrink: bool,
     /// No progress bar and no summary line; errors are still printed.
     #[arg(long, short)]
     pub quiet: bool,
@@ -124,6 +129,11 @@ pub struct ValidateArgs {
     /// Dataset directory.
     #[arg(long, value_name = "DIR", default_value = "input")]
     pub input: PathBuf,
+    /// Print one JSON object on stdout instead of the summary line, as `build --json` does:
+    /// `{"ok": true, services, organisations, locations, postcodes}`, or on failure
+    /// `{"ok": false, "errors": [{file, line, field, value, message}], "more": N}`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `svcdir sample`.

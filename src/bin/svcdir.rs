@@ -177,6 +177,17 @@ fn progress_bar(quiet: bool) -> Mutex<ProgressBar> {
 
 fn validate(args: ValidateArgs) -> ExitCode {
     match svcdir::validate::load_directory(&args.input) {
+        Ok(dir) if args.json => {
+            let summary = serde_json::json!({
+                "ok": true,
+                "services": dir.services.len(),
+                "organisations": dir.organisations.len(),
+                "locations": dir.locations.len(),
+                "postcodes": dir.postcodes.postcodes.len(),
+            });
+            println!("{summary}");
+            ExitCode::SUCCESS
+        }
         Ok(dir) => {
             println!(
                 "{} is valid: {} published services, {} organisations, {} locations, {} live postcodes",
@@ -189,6 +200,9 @@ fn validate(args: ValidateArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(errors) => {
+            if args.json {
+                println!("{}", json_failure(&errors.errors.iter().map(data_error).collect::<Vec<_>>(), errors.more));
+            }
             eprint!("error: {errors}");
             ExitCode::from(EXIT_FAILURE)
         }

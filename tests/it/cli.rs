@@ -39,6 +39,10 @@ fn build_json_prints_one_summary_object() {
     assert_eq!(second["up_to_date"], true, "{second}");
     assert_eq!(second["unchanged"], first["files"]);
     assert_eq!(second["changed"], 0);
+    // An up-to-date build reports what is published, not zeros (issue 15 item 5).
+    for key in ["services", "organisations", "postcodes", "files", "bytes", "index_bytes"] {
+        assert_eq!(second[key], first[key], "{key}: {second}");
+    }
 }
 
 #[test]
@@ -121,4 +125,98 @@ fn no_color_turns_colour_off_even_when_forced() {
     assert!(!plain.stderr.contains(&0x1b), "{}", String::from_utf8_lossy(&plain.stderr));
     let help = svcdir_env(&["build", "--help"], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]);
     assert!(!help.stdout.contains(&0x1b), "{}", String::from_utf8_lossy(&help.stdout));
+}
+
+// --- issue 15: the shrink guard (item 4) and `validate --json` (item 5) ---
+
+/// The small fixture copied into `work/input`, so a test can change it.
+fn editable_small(work: &std::path::Path) -> std::path::PathBuf {
+    let input = work.join("input");
+    common::copy_dir(&fixture("small"), &input);
+    input
+}
+
+#[test]
+fn a_build_that_would_empty_the_site_stops_and_changes_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    common::assert_ok(&common::build(&input, work.path(), &[]));
+    let public = work.path().join("public");
+    let published = common::read_tree(&public);
+    let index = std::fs::read(work.path().join("search.idx")).unwrap();
+
+    std::fs::write(input.join("services.jsonl"), "").unwrap();
+    let refused = common::build(&input, work.path(), &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("would publish no service") && stderr.contains("--allow-shrink"), "{stderr}");
+    assert_eq!(common::read_tree(&public), published, "public/ unchanged byte for byte");
+    assert_eq!(std::fs::read(work.path().join("search.idx")).unwrap(), index, "index unchanged");
+
+    let allowed = common::build(&input, work.path(), &["--allow-shrink", "--json"]);
+    common::assert_ok(&allowed);
+    let summary: Value = serde_json::from_slice(&allowed.stdout).unwrap();
+    assert_eq!(summary["services"], 0, "{summary}");
+    assert_eq!(common::json(&public, "api/v4/import/index.json")["count"], 0);
+}
+
+#[test]
+fn a_build_with_under_half_the_published_services_stops() {
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    common::assert_ok(&common::build(&input, work.path(), &[]));
+    let public = work.path().join("public");
+    let published = common::read_tree(&public);
+
+    // 6 services published; the first 2 lines (both published) left.
+    let services = std::fs::read_to_string(input.join("services.jsonl")).unwrap();
+    let kept: Vec<&str> = services.lines().take(2).collect();
+    std::fs::write(input.join("services.jsonl"), kept.join("\n") + "\n").unwrap();
+    let refused = common::build(&input, work.path(), &["--json"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let body: Value = serde_json::from_slice(&refused.stdout).unwrap();
+    assert_eq!(body["ok"], false);
+    let message = body["errors"][0]["message"].as_str().unwrap();
+    assert!(message.contains("2 services, fewer than half of the 6 published now"), "{message}");
+    assert_eq!(common::read_tree(&public), published, "public/ unchanged byte for byte");
+
+    common::assert_ok(&common::build(&input, work.path(), &["--allow-shrink"]));
+    assert_eq!(common::json(&public, "api/v4/import/index.json")["count"], 2);
+}
+
+#[test]
+fn a_first_build_with_no_service_stops_unless_allowed() {
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    std::fs::write(input.join("services.jsonl"), "").unwrap();
+    let refused = common::build(&input, work.path(), &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(!work.path().join("public").exists(), "nothing published");
+    assert!(!work.path().join("search.idx").exists(), "no index written");
+    common::assert_ok(&common::build(&input, work.path(), &["--allow-shrink"]));
+}
+
+#[test]
+fn validate_json_prints_one_object() {
+    let ok = common::svcdir(&["validate", "--input", fixture("small").to_str().unwrap(), "--json"]);
+    common::assert_ok(&ok);
+    let stdout = String::from_utf8(ok.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let value: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(value["ok"], true);
+    assert_eq!(value["services"], 6);
+    assert_eq!(value["organisations"], 2);
+    assert_eq!(value["postcodes"], 2);
+    assert!(value["locations"].as_u64().is_some_and(|n| n > 0), "{value}");
+
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    std::fs::write(input.join("services.jsonl"), "{not json\n").unwrap();
+    let bad = common::svcdir(&["validate", "--input", input.to_str().unwrap(), "--json"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let value: Value = serde_json::from_slice(&bad.stdout).unwrap();
+    assert_eq!(value["ok"], false);
+    assert_eq!(value["errors"][0]["file"], "services.jsonl");
+    assert_eq!(value["errors"][0]["line"], 1);
+    assert!(value["more"].as_u64().is_some(), "{value}");
 }
