@@ -252,13 +252,19 @@ fn parse_error<E: std::fmt::Display>(
     let missing = inner.strip_prefix("missing field `").and_then(|rest| rest.split('`').next()).map(str::to_owned);
     let path = err.path().to_string();
     let field = missing.or_else(|| (path != ".").then_some(path.clone()));
-    let quoted = value.and_then(|v| v.get(path.split(['.', '[']).next().unwrap_or(""))).map(|v| v.to_string());
+    let quoted = value.and_then(|v| v.get(path.split(['.', '[']).next().unwrap_or(""))).map(value_text);
     // serde_json appends " at line L column C" for documents; the line is ours already.
     let message = match inner.find(" at line ") {
         Some(cut) if value.is_some() => inner[..cut].to_owned(),
         _ => inner,
     };
     DataError { file: name.to_owned(), line, field, value: quoted, message }
+}
+
+/// A JSON value as an error shows it: a string's text (the report quotes it once), any
+/// other value as JSON.
+fn value_text(value: &serde_json::Value) -> String {
+    value.as_str().map_or_else(|| value.to_string(), str::to_owned)
 }
 
 fn check_extensions<T>(
@@ -274,7 +280,7 @@ fn check_extensions<T>(
                     name,
                     Some(line.line),
                     key.clone(),
-                    value,
+                    value_text(value),
                     "unknown field (extension fields must start with `x_`)",
                 ));
             }
