@@ -16,6 +16,7 @@
 
 mod browser;
 mod cases;
+mod etag;
 mod nginx_only;
 mod rebuild;
 mod replicas;

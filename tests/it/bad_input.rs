@@ -516,6 +516,22 @@ pub(crate) const CASES: &[Case] = &[
             at(LOCATIONS, 2, "latitude"),
             at(ORGANISATIONS, 1, "name"),
         ] },
+    // --- size limits (issue 15 item 7): located errors, not huge outputs ---------------
+    Case { name: "a line over 1 MiB (a 3 MB description) names the field being read",
+        mutate: |d| append_record(d, SERVICES, new_service(), |o| set(o, "description", json!("x".repeat(3 << 20)))),
+        want: &[at(SERVICES, NEW_SERVICE_LINE, "description")] },
+    Case { name: "a text over 64 KiB",
+        mutate: |d| append_record(d, SERVICES, new_service(), |o| set(o, "description", json!("x".repeat(65 << 10)))),
+        want: &[at(SERVICES, NEW_SERVICE_LINE, "description")] },
+    Case { name: "a text over 64 KiB inside a list",
+        mutate: |d| append_record(d, ORGANISATIONS, new_organisation(), |o| set(o, "x_tags", json!(["a", "y".repeat(65 << 10)]))),
+        want: &[at(ORGANISATIONS, NEW_ORG_LINE, "x_tags[1]")] },
+    Case { name: "categories.json over 16 MiB",
+        mutate: |d| write(d, CATEGORIES, &(read(d, CATEGORIES) + &" ".repeat(16 << 20))),
+        want: &[whole(CATEGORIES)] },
+    Case { name: "a postcode CSV row over 64 KiB",
+        mutate: |d| append_line(d, POSTCODE_CSV, &format!("\"AB11 6BB\",\"{}\",\"AB11 6\"", "A".repeat(65 << 10))),
+        want: &[at(POSTCODE_CSV, 4, "column 2")] },
 ];
 
 // ---------------------------------------------------------------------------------------

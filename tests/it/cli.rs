@@ -220,3 +220,104 @@ fn validate_json_prints_one_object() {
     assert_eq!(value["errors"][0]["line"], 1);
     assert!(value["more"].as_u64().is_some(), "{value}");
 }
+
+// --- issue 15 item 9: consistent options, usage errors, progress, quoting ---
+
+#[test]
+fn output_names_every_written_folder_and_the_old_out_still_works() {
+    let work = tempfile::tempdir().unwrap();
+    for (command, flag) in [("sample", "--output"), ("sample", "--out"), ("schema", "--output"), ("schema", "--out")] {
+        let help = common::svcdir(&[command, "--help"]);
+        let text = String::from_utf8_lossy(&help.stdout);
+        assert!(text.contains("--output <DIR>"), "{command} --help names --output:\n{text}");
+        let dir = work.path().join(format!("{command}{flag}"));
+        let mut args = vec![command, flag, dir.to_str().unwrap()];
+        if command == "sample" {
+            args.extend(["--services", "20"]);
+        }
+        common::assert_ok(&common::svcdir(&args));
+        assert!(std::fs::read_dir(&dir).unwrap().count() > 0, "{command} {flag} wrote into {}", dir.display());
+    }
+    let help = common::svcdir(&["convert", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--output <DIR>"));
+    let same = |flag: &str| {
+        let dir = work.path().join(format!("schema-again{flag}"));
+        common::assert_ok(&common::svcdir(&["schema", flag, dir.to_str().unwrap()]));
+        common::read_tree(&dir)
+    };
+    assert_eq!(same("--out"), same("--output"), "the alias does the same");
+}
+
+#[test]
+fn a_bad_listen_address_is_a_usage_error() {
+    let work = tempfile::tempdir().unwrap();
+    let public = work.path().join("public");
+    for listen in ["nonsense", "127.0.0.1", "127.0.0.1:99999", "localhost:"] {
+        let out = common::svcdir(&["serve", "--public", public.to_str().unwrap(), "--listen", listen]);
+        assert_eq!(out.status.code(), Some(2), "serve --listen {listen}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--listen"), "{stderr}");
+        let search = Command::new(env!("CARGO_BIN_EXE_svcdir-search")).args(["--listen", listen]).output().unwrap();
+        assert_eq!(search.status.code(), Some(2), "svcdir-search --listen {listen}");
+    }
+}
+
+#[test]
+fn the_progress_bar_never_shows_0_of_0() {
+    // The bar is drawn on a terminal only: `script` gives the build one.
+    if svcdir::test_support::skip_unless(
+        Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success()),
+        "`script` (util-linux) is absent: no terminal to draw the progress bar on",
+    ) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::assert_ok(&common::svcdir(&["sample", "--output", input.to_str().unwrap(), "--services", "2000"]));
+    let build = format!(
+        "'{}' build --input '{}' --output '{}' --index '{}' --base-url {}",
+        env!("CARGO_BIN_EXE_svcdir"),
+        input.display(),
+        work.path().join("public").display(),
+        work.path().join("search.idx").display(),
+        common::BASE_URL
+    );
+    let typescript = work.path().join("typescript");
+    let out = Command::new("script")
+        .args(["--quiet", "--return", "--command", &build])
+        .arg(&typescript)
+        .env("TERM", "xterm")
+        .env_remove("SVCDIR_BASE_URL")
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let drawn = String::from_utf8_lossy(&std::fs::read(&typescript).unwrap()).into_owned();
+    assert!(drawn.contains("built "), "the build ran on the terminal:\n{drawn}");
+    assert!(drawn.contains("loading"), "a stage was drawn:\n{drawn}");
+    assert!(!drawn.contains("0/0"), "no 0/0 in what the terminal showed:\n{drawn}");
+}
+
+#[test]
+fn error_values_are_quoted_once() {
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    let path = input.join("locations.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut record: Value = serde_json::from_str(&lines[1]).unwrap();
+    record["latitude"] = serde_json::json!("north");
+    record["x_ok"] = serde_json::json!("fine");
+    record["colour"] = serde_json::json!("blue");
+    lines[1] = record.to_string();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+
+    let out = common::svcdir(&["validate", "--input", input.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("field `latitude`, value \"north\""), "{stderr}");
+    assert!(!stderr.contains("\\\""), "no escaped quote inside a quoted value:\n{stderr}");
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let values: Vec<&str> = value["errors"].as_array().unwrap().iter().filter_map(|e| e["value"].as_str()).collect();
+    assert!(values.contains(&"north"), "{value}");
+    assert!(values.iter().all(|v| !v.starts_with('"')), "{values:?}");
+}
