@@ -218,3 +218,19 @@ fn healthz_and_metrics_report_the_index_and_count_the_requests() {
     assert_eq!((&scan["method"], &scan["status"], &scan["query"]), (&"GET".into(), &404.into(), &"".into()));
     assert_eq!(server.terminate().code(), Some(0));
 }
+
+/// `RUST_LOG` filters the log; the access log is its own target, so it can be turned off alone.
+#[test]
+fn rust_log_turns_the_access_log_off_and_keeps_the_rest() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let index = write_index(work.path());
+    let mut server = Server::start_with_env(&index, &[], &[("RUST_LOG", "info,svcdir::access=off")]);
+    for _ in 0..3 {
+        assert_eq!(server.get("/api/v4/services/?postcode=G2+1AL").0, 200);
+    }
+    assert_eq!(server.terminate().code(), Some(0));
+    let events = server.events();
+    assert!(events.iter().any(|e| e["message"] == "loaded the index"), "{events:?}");
+    assert!(events.iter().any(|e| e["message"] == "stopped"), "{events:?}");
+    assert!(!events.iter().any(|e| e["target"] == "svcdir::access"), "{events:?}");
+}

@@ -225,3 +225,36 @@ async fn metrics(State((live, telemetry)): OperatorState) -> Response {
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_labels_are_a_closed_set() {
+        assert_eq!(route_label("/api/v4/services"), V4_PATH);
+        assert_eq!(route_label("/api/v4/services/"), V4_PATH);
+        assert_eq!(route_label("/api/v3/search"), V3_PATH);
+        assert_eq!(route_label("/healthz"), "/healthz");
+        assert_eq!(route_label("/metrics"), "/metrics");
+        for path in ["/", "/wp-login.php", "/api/v4/services/x", "/HEALTHZ", "/metrics/"] {
+            assert_eq!(route_label(path), "other", "{path}");
+        }
+    }
+
+    #[test]
+    fn requests_are_counted_by_route_and_status_with_a_histogram() {
+        let telemetry = Telemetry::new();
+        telemetry.record(V4_PATH, StatusCode::OK, Duration::from_millis(3));
+        telemetry.record(V4_PATH, StatusCode::OK, Duration::from_millis(30));
+        telemetry.record("other", StatusCode::NOT_FOUND, Duration::from_micros(100));
+        let text = telemetry.handle.render();
+        assert!(text.contains(r#"svcdir_http_requests_total{route="/api/v4/services/",status="200"} 2"#), "{text}");
+        assert!(text.contains(r#"svcdir_http_requests_total{route="other",status="404"} 1"#), "{text}");
+        assert!(text.contains("# TYPE svcdir_http_request_duration_seconds histogram"), "{text}");
+        assert!(
+            text.contains(r#"svcdir_http_request_duration_seconds_bucket{route="/api/v4/services/",le="0.005"} 1"#)
+        );
+        assert!(text.contains(r#"svcdir_http_request_duration_seconds_count{route="/api/v4/services/"} 2"#));
+    }
+}

@@ -32,7 +32,13 @@ impl Server {
     /// Starts the binary on `index` with extra arguments, its log in JSON lines; waits (at
     /// most 20 s) for its listening event.
     pub fn start(index: &Path, extra: &[&str]) -> Server {
+        Server::start_with_env(index, extra, &[])
+    }
+
+    /// [`Server::start`] with extra environment variables (e.g. `RUST_LOG`).
+    pub fn start_with_env(index: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(BIN)
+            .envs(env.iter().copied())
             .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
             .args(["--log-format", "json"])
             .args(extra)
