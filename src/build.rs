@@ -112,7 +112,6 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
             index_bytes: file_size(&cfg.index),
             up_to_date: true,
             seconds: started.elapsed().as_secs_f64(),
-            ..BuildSummary::default()
         });
     }
 
