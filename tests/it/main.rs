@@ -11,5 +11,6 @@ mod cli;
 mod convert;
 mod openapi;
 mod postcodes;
+mod repository;
 mod schema;
 mod slugs;
