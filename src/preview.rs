@@ -130,7 +130,11 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
         Route::Static(answer) => {
             let started = Instant::now();
             let method = request.method().clone();
-            let response = answer_static(&inner, &answer, &method).await;
+            let mut response = answer_static(&inner, &answer, &method).await;
+            // On every answer to a preflight, as nginx's `add_header ... always` does.
+            if let Some(preflight) = routing::preflight_headers(&method, request.headers()) {
+                response.headers_mut().extend(preflight);
+            }
             // The same line as the search server's access log.
             let target = request.uri().path_and_query().map_or("/", |pq| pq.as_str());
             server::log::access(&method, target, response.status(), started.elapsed());

@@ -141,6 +141,24 @@ fn a_2019_coded_glasgow_postcode_matches_the_listed_area_through_the_alias() {
 // ---- Search 4: q ----
 
 #[tokio::test]
+async fn q_stop_words_are_dropped_before_matching() {
+    // "for" is nowhere in Clyde Health Line's text: dropped, it is not required.
+    assert_eq!(names("postcode=G2+1AL&q=health+for").await, ["Clyde Health Line"]);
+    // "the" is in one name only; dropped, both counselling services match, in the order of
+    // "counselling" alone (a stop word adds no relevance either).
+    assert_eq!(names("postcode=G2+1AL&q=The+counselling").await, names("postcode=G2+1AL&q=counselling").await);
+    assert_eq!(names("postcode=G2+1AL&q=the+counselling").await, ["The Counselling Rooms", "Listening Ear"]);
+}
+
+#[tokio::test]
+async fn q_of_only_stop_words_is_ignored() {
+    let all = count("postcode=G2+1AL").await;
+    for q in ["the", "The+AND+of", "to%2C+a...+for", "it+is+not"] {
+        assert_eq!(count(&format!("postcode=G2+1AL&q={q}")).await, all, "{q}");
+    }
+}
+
+#[tokio::test]
 async fn q_every_word_must_match() {
     assert_eq!(names("postcode=G2+1AL&q=park").await, ["Park Strollers"]);
     assert_eq!(names("postcode=G2+1AL&q=gentle+park").await, ["Park Strollers"]);
@@ -267,6 +285,33 @@ async fn next_and_previous_v4() {
         [first, second, third].iter().flat_map(|p| p["data"].as_array().unwrap().clone()).collect();
     let whole = page("postcode=g2%201al&page_size=100").await.json();
     assert_eq!(&all, whole["data"].as_array().unwrap());
+}
+
+#[tokio::test]
+async fn page_last_is_the_last_page_with_its_numeric_links() {
+    let state = state_of(&directory());
+    for (version, numeric, last) in [
+        (V4, "postcode=g2%201al&page=3&page_size=5", "postcode=g2%201al&page=last&page_size=5"),
+        (V4, "postcode=G2+1AL&page_size=12&page=1", "page=last&postcode=G2+1AL&page_size=12"),
+        ("/api/v3/search/", "postcode=G2+1AL&page=2", "postcode=G2+1AL&page=last"),
+    ] {
+        let numeric = get(&state, &format!("{version}?{numeric}")).await;
+        let last = get(&state, &format!("{version}?{last}")).await;
+        assert_eq!(last.status, 200, "{}", String::from_utf8_lossy(&last.body));
+        // The whole body: results, count, and the `next`/`previous` of the numeric page.
+        assert_eq!(last.json(), numeric.json(), "{version}");
+    }
+    let third = get(&state, &format!("{V4}?postcode=G2+1AL&page=last&page_size=5")).await.json();
+    assert_eq!(third["next"], json!(null));
+    assert_eq!(third["previous"], format!("{BASE}/api/v4/services/?page=2&page_size=5&postcode=G2+1AL"));
+    // Page 1 of an empty result.
+    let empty = get(&state, &format!("{V4}?postcode=G2+1AL&q=xylophone&page=last")).await;
+    assert_eq!(empty.status, 200);
+    assert_eq!(empty.json(), get(&state, &format!("{V4}?postcode=G2+1AL&q=xylophone")).await.json());
+    // Only the exact word.
+    for bad in ["Last", "LAST", "lastpage", "-1"] {
+        assert_eq!(get(&state, &format!("{V4}?postcode=G2+1AL&page={bad}")).await.status, 404, "{bad}");
+    }
 }
 
 #[tokio::test]

@@ -85,6 +85,9 @@ pub mod paths {
     pub fn import_page(n: usize) -> String {
         format!("api/v4/import/page/{n}")
     }
+    /// Endpoint folder of the import's last page (`page=last`): a copy of the last numbered
+    /// page, so that a static server (nginx, a CDN) answers it without knowing the count.
+    pub const IMPORT_LAST: &str = "api/v4/import/page/last";
     /// The import's first page, as `/api/v4/import/` without query.
     pub const IMPORT: &str = "api/v4/import";
     /// v4 categories.
@@ -162,6 +165,10 @@ impl RenderContext<'_> {
                     endpoint(&paths::import_page(n), &format!("/api/v4/import/?format=json&page={n}"), &title, &body)?;
                 if n == 1 {
                     files.extend(endpoint(paths::IMPORT, "/api/v4/import/", &title, &body)?);
+                }
+                if n == self.import_pages() {
+                    let request = "/api/v4/import/?format=json&page=last";
+                    files.extend(endpoint(paths::IMPORT_LAST, request, &title, &body)?);
                 }
                 Ok(files)
             }

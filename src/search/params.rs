@@ -92,6 +92,8 @@ pub enum LocationType {
 pub enum PageNumber {
     /// A positive page number.
     Number(u64),
+    /// `page=last`: the last page, page 1 of an empty result (behaviour.md, Search 8).
+    Last,
     /// Zero, negative or not a number: always 404 `Invalid page.` (behaviour.md, Errors).
     Invalid,
 }
@@ -230,10 +232,7 @@ pub fn parse<'d>(query: &RawQuery, dir: &'d Directory, version: ApiVersion) -> R
 
     let page = match query.last("page") {
         None => PageNumber::Number(1),
-        Some(value) => match value.trim().parse::<u64>() {
-            Ok(n) if n >= 1 => PageNumber::Number(n),
-            _ => PageNumber::Invalid,
-        },
+        Some(value) => parse_page(value),
     };
 
     match postcode {
@@ -249,6 +248,22 @@ pub fn parse<'d>(query: &RawQuery, dir: &'d Directory, version: ApiVersion) -> R
         _ => Err(errors),
     }
 }
+
+/// A `page` value: a whole number from 1 or `last` (white space around either ignored); the
+/// import's routing (`crate::routing`) reads it the same way.
+pub fn parse_page(value: &str) -> PageNumber {
+    let value = value.trim();
+    if value == LAST_PAGE {
+        return PageNumber::Last;
+    }
+    match value.parse::<u64>() {
+        Ok(n) if n >= 1 => PageNumber::Number(n),
+        _ => PageNumber::Invalid,
+    }
+}
+
+/// The `page` value that asks for the last page (Django's `last_page_strings`).
+pub const LAST_PAGE: &str = "last";
 
 /// A whole number as DRF's `IntegerField` reads one; the magnitude saturates at `u64::MAX`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -400,7 +415,9 @@ mod tests {
         assert_eq!(size("page_size=25", ApiVersion::V3), 10, "v3 has no page_size");
         let page = |q: &str| ok(&format!("postcode=G21AL&{q}"), ApiVersion::V4).4;
         assert_eq!(page("page=3"), PageNumber::Number(3));
-        for invalid in ["page=0", "page=-1", "page=two", "page=", "page=1.0"] {
+        assert_eq!(page("page=last"), PageNumber::Last);
+        assert_eq!(page("page=+last+"), PageNumber::Last, "trimmed like a number");
+        for invalid in ["page=0", "page=-1", "page=two", "page=", "page=1.0", "page=Last", "page=lastt"] {
             assert_eq!(page(invalid), PageNumber::Invalid, "{invalid}");
         }
     }

@@ -372,14 +372,19 @@ fn endpoint(version: ApiVersion) -> MethodRouter<Arc<LiveState>> {
     })
 }
 
-/// OPTIONS: 200, the headers, no body.
+/// OPTIONS: 200, the headers, no body; a CORS preflight also gets the headers of
+/// [`crate::routing::preflight_headers`].
 fn options(uri: &Uri, headers: &HeaderMap) -> Response {
     let query = RawQuery::parse(uri.query().unwrap_or(""));
     let content_type = match negotiate::negotiate(&query, headers) {
         Ok(Format::Html) => HTML,
         _ => JSON,
     };
-    (StatusCode::OK, [(header::CONTENT_TYPE, content_type)]).into_response()
+    let mut response = (StatusCode::OK, [(header::CONTENT_TYPE, content_type)]).into_response();
+    if let Some(preflight) = crate::routing::preflight_headers(&Method::OPTIONS, headers) {
+        response.headers_mut().extend(preflight);
+    }
+    response
 }
 
 /// 404 `{"detail": "Not found."}` (or its HTML view): the fallback of [`app`].

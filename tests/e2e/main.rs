@@ -67,4 +67,7 @@ against_both!(
     json_and_html_are_gzipped,
     answers_agree_with_the_routing_rules,
     openapi_document_and_page_are_served,
+    page_last_is_the_last_page,
+    search_drops_stop_words,
+    cors_preflight_gets_methods_headers_and_max_age,
 );
