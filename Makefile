@@ -7,7 +7,15 @@ INPUT ?= input
 OUTPUT ?= public
 INDEX ?= build/search.idx
 
-.PHONY: build test lint sample bench-search clean
+.PHONY: build test lint sample bench-search clean help install
+
+## help: list the targets with what they do (from their `## target:` comments)
+help:
+	@grep -E '^## [a-zA-Z0-9_-]+:' $(MAKEFILE_LIST) | sed -e 's/^## //' | awk -F': ' '{ printf "  %-16s %s\n", $$1, substr($$0, length($$1) + 3) }'
+
+## install: cargo install --path . --locked (svcdir and svcdir-search into ~/.cargo/bin)
+install:
+	$(CARGO) install --path . --locked
 
 ## build: generate public/ and the search index from the embedded dataset in input/
 build:
@@ -25,10 +33,11 @@ lint:
 
 ## sample: regenerate the embedded default dataset (400 services, seed 2024)
 sample:
-	$(CARGO) run --release --bin svcdir -- sample --services 400 --seed 2024 --out $(INPUT)
+	$(CARGO) run --release --bin svcdir -- sample --services 400 --seed 2024 --output $(INPUT)
 
+## clean: remove the build output, its generations and lock file, and build/
 clean:
-	rm -rf $(OUTPUT) build
+	rm -rf $(OUTPUT) build $(dir $(OUTPUT)).$(notdir $(OUTPUT)).gens $(dir $(OUTPUT)).$(notdir $(OUTPUT)).lock
 
 # ---- deploying and trying it out (README, "Deploying") ----
 # Where `make serve` (and nginx, in `make nginx-config`) listen, and where svcdir-search does.
@@ -76,7 +85,7 @@ test-contract:
 
 ## schema: write the JSON Schemas of the dataset files into target/schema/
 schema:
-	$(CARGO) run --quiet --bin svcdir -- schema --out target/schema
+	$(CARGO) run --quiet --bin svcdir -- schema --output target/schema
 
 # ---- fuzzing (issue 6) ----
 # Seconds each target runs. The corpus is fuzz/corpus/<target>/ (committed): libFuzzer reads

@@ -35,6 +35,8 @@ pub struct BuildConfig {
     pub import_page_size: usize,
     /// Write `.gz` and `.br` variants.
     pub precompress: bool,
+    /// Publish even when the build has no service or fewer than half of the published ones.
+    pub allow_shrink: bool,
 }
 
 impl BuildConfig {
@@ -55,6 +57,7 @@ impl BuildConfig {
             publication: Publication::with_defaults(base_url, site_url),
             import_page_size: args.import_page_size,
             precompress: args.precompress,
+            allow_shrink: args.allow_shrink,
         })
     }
 }

@@ -48,6 +48,42 @@ pub enum ConvertError {
         /// The cause.
         source: serde_json::Error,
     },
+    /// A page's `next` or `previous` link does not say which page it is.
+    #[error("{path}: cannot tell which import page this is from its next and previous links")]
+    PageNumber {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The pages are of different imports (their `count` differs).
+    #[error("{path}: this page counts {count} services, an earlier page {earlier}: pages of two different exports?")]
+    CountMismatch {
+        /// The file.
+        path: PathBuf,
+        /// Its count.
+        count: usize,
+        /// The earlier pages' count.
+        earlier: usize,
+    },
+    /// A page of the import was not given.
+    #[error(
+        "the import is incomplete: page {page} of {pages} is missing (the pages count {count} services); save /api/v4/import/?format=json&page={page} and give it with --from-import"
+    )]
+    MissingPage {
+        /// The first missing page.
+        page: u64,
+        /// How many pages the import has.
+        pages: u64,
+        /// Services the import counts.
+        count: usize,
+    },
+    /// Every page is there but the services do not add up to the count.
+    #[error("the import is incomplete: its pages hold {found} different services, but count {count}")]
+    Shortfall {
+        /// Services found.
+        found: usize,
+        /// Services the import counts.
+        count: usize,
+    },
     /// Two pages disagree about one record.
     #[error("{path}: {what} {id} differs from the same record on an earlier page")]
     Conflict {
@@ -75,7 +111,29 @@ pub struct Report {
 
 #[derive(Debug, Deserialize)]
 struct Page {
+    count: usize,
+    next: Option<String>,
+    previous: Option<String>,
     data: Vec<ImportService>,
+}
+
+impl Page {
+    /// This page's number, read from its links: `next` names page N+1, `previous` page N-1
+    /// (or page 1 by having no `page`); a page with neither is the only one.
+    fn number(&self) -> Option<u64> {
+        let page_of = |url: &str| -> Option<Option<u64>> {
+            let query = url.split_once('?').map_or("", |(_, q)| q);
+            match form_urlencoded::parse(query.as_bytes()).filter(|(k, _)| k == "page").last() {
+                None => Some(None),
+                Some((_, v)) => v.trim().parse::<u64>().ok().map(Some),
+            }
+        };
+        match (&self.next, &self.previous) {
+            (Some(next), _) => page_of(next)?.and_then(|n| n.checked_sub(1)).filter(|n| *n >= 1),
+            (None, Some(previous)) => Some(page_of(previous)?.unwrap_or(1) + 1),
+            (None, None) => Some(1),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -127,6 +185,26 @@ struct ImportLocation {
     longitude: f64,
 }
 
+/// Every page of the import is there and the services add up to its `count`. The number of
+/// pages is the last page's (the one without `next`), or, when that page is missing, what
+/// the size of the full pages gives.
+fn check_complete(
+    count: usize,
+    numbers: &BTreeSet<u64>,
+    last_page: u64,
+    page_size: usize,
+    found: usize,
+) -> Result<(), ConvertError> {
+    let pages = if last_page > 0 { last_page } else { count.div_ceil(page_size.max(1)).max(1) as u64 };
+    if let Some(page) = (1..=pages).find(|n| !numbers.contains(n)) {
+        return Err(ConvertError::MissingPage { page, pages, count });
+    }
+    if found != count {
+        return Err(ConvertError::Shortfall { found, count });
+    }
+    Ok(())
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ConvertError + '_ {
     move |source| ConvertError::Io { path: path.to_owned(), source }
 }
@@ -134,10 +212,28 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ConvertError + '_ {
 /// Converts the pages into a dataset directory.
 pub fn convert(cfg: &ConvertConfig) -> Result<Report, ConvertError> {
     let mut services: BTreeMap<Uuid, ImportService> = BTreeMap::new();
+    let mut count = None;
+    let mut numbers = BTreeSet::new();
+    let mut last_page = 0;
+    let mut page_size = 0;
     for path in &cfg.pages {
         let bytes = std::fs::read(path).map_err(io(path))?;
         let page: Page =
             serde_json::from_slice(&bytes).map_err(|source| ConvertError::Page { path: path.clone(), source })?;
+        let number = page.number().ok_or_else(|| ConvertError::PageNumber { path: path.clone() })?;
+        match count {
+            Some(earlier) if earlier != page.count => {
+                return Err(ConvertError::CountMismatch { path: path.clone(), count: page.count, earlier });
+            }
+            _ => count = Some(page.count),
+        }
+        // The last page is the one without `next`; full pages tell the page size.
+        if page.next.is_none() {
+            last_page = last_page.max(number);
+        } else {
+            page_size = page_size.max(page.data.len());
+        }
+        numbers.insert(number);
         for service in page.data {
             match services.get(&service.id) {
                 Some(seen) if *seen != service => {
@@ -149,6 +245,7 @@ pub fn convert(cfg: &ConvertConfig) -> Result<Report, ConvertError> {
             }
         }
     }
+    check_complete(count.unwrap_or(0), &numbers, last_page, page_size, services.len())?;
 
     let mut organisations: BTreeMap<Uuid, (ImportOrganisation, String)> = BTreeMap::new();
     let mut locations: BTreeMap<Uuid, LocationRecord> = BTreeMap::new();
@@ -307,4 +404,42 @@ fn copy_postcodes(from: &Path, to: &Path) -> Result<(), ConvertError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod completeness_tests {
+    use super::*;
+
+    fn page(next: Option<&str>, previous: Option<&str>) -> Page {
+        Page { count: 0, next: next.map(str::to_owned), previous: previous.map(str::to_owned), data: vec![] }
+    }
+
+    #[test]
+    fn page_numbers_from_links() {
+        let base = "https://x.example/api/v4/import/?format=json";
+        assert_eq!(page(None, None).number(), Some(1));
+        assert_eq!(page(Some(&format!("{base}&page=2")), None).number(), Some(1));
+        assert_eq!(page(Some(&format!("{base}&page=4")), Some(&format!("{base}&page=2"))).number(), Some(3));
+        assert_eq!(page(None, Some(&format!("{base}&page=6"))).number(), Some(7));
+        assert_eq!(page(None, Some(base)).number(), Some(2), "page 2's previous may omit page");
+        assert_eq!(page(Some(&format!("{base}&page=x")), None).number(), None);
+        assert_eq!(page(Some(&format!("{base}&page=1")), None).number(), None);
+    }
+
+    #[test]
+    fn missing_pages_are_named() {
+        let set = |n: &[u64]| n.iter().copied().collect::<BTreeSet<u64>>();
+        assert!(check_complete(5, &set(&[1, 2, 3]), 3, 2, 5).is_ok());
+        assert!(check_complete(0, &set(&[1]), 1, 0, 0).is_ok(), "an empty import");
+        let err = check_complete(5, &set(&[1, 3]), 3, 2, 3).unwrap_err();
+        assert!(matches!(err, ConvertError::MissingPage { page: 2, pages: 3, count: 5 }), "{err}");
+        assert!(err.to_string().contains("page=2"), "{err}");
+        // The last page itself missing: the full pages' size tells how many there are.
+        let err = check_complete(5, &set(&[1, 2]), 0, 2, 4).unwrap_err();
+        assert!(matches!(err, ConvertError::MissingPage { page: 3, pages: 3, .. }), "{err}");
+        assert!(matches!(
+            check_complete(6, &set(&[1, 2]), 2, 3, 5),
+            Err(ConvertError::Shortfall { found: 5, count: 6 })
+        ));
+    }
 }

@@ -6,6 +6,8 @@
 //! [`crate::server::app`]; everything else is a file of `public/` or one of the bodies of
 //! [`crate::routing`]. The headers are the search server's ([`server::standard_headers`]),
 //! plus the `Cache-Control` of [`routing::cache_control`] and gzip as nginx applies it.
+//! Files carry their manifest content hash as `ETag` and answer `If-None-Match` with 304,
+//! as a CDN serving the published objects does.
 //! This module does not build anything and never writes to `public/`. Files are read per
 //! request, so a rebuild is served at once; the search index is held in a
 //! [`server::LiveState`] that SIGHUP reloads ([`server::reload`]), as in `svcdir-search`.
@@ -17,9 +19,10 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use headers::{ETag, HeaderMapExt, IfNoneMatch};
 use tower::ServiceExt;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
@@ -110,6 +113,7 @@ impl Site {
             .layer(middleware::map_response(server::standard_headers))
             .layer(middleware::from_fn(mark_head))
             .layer(CompressionLayer::new().compress_when(SizeAbove::new(GZIP_MIN_LENGTH).and(NginxGzip)))
+            .layer(middleware::map_response(weaken_etag))
             .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| ApiError::Internal.into_response()))
     }
 }
@@ -137,7 +141,7 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
         Route::Static(answer) => {
             let started = Instant::now();
             let method = request.method().clone();
-            let mut response = answer_static(&inner, &answer, &method).await;
+            let mut response = answer_static(&inner, &answer, &method, request.headers()).await;
             // On every answer to a preflight, as nginx's `add_header ... always` does.
             if let Some(preflight) = routing::preflight_headers(&method, request.headers()) {
                 response.headers_mut().extend(preflight);
@@ -169,11 +173,11 @@ async fn search(inner: &Inner, request: Request, path: &str) -> Response {
     response
 }
 
-async fn answer_static(inner: &Inner, answer: &Answer, method: &Method) -> Response {
+async fn answer_static(inner: &Inner, answer: &Answer, method: &Method, request: &HeaderMap) -> Response {
     let format = answer.format();
     match answer {
         Answer::File { path, missing, .. } => match read(&inner.public, path).await {
-            Ok(Some(bytes)) => answer_bytes(StatusCode::OK, format, bytes, Origin::Static),
+            Ok(Some(bytes)) => answer_file(format, bytes, request),
             Ok(None) => match missing {
                 Missing::NotFound => not_found(inner, format).await,
                 Missing::InvalidPage => invalid_page(inner, format),
@@ -191,6 +195,47 @@ async fn answer_static(inner: &Inner, answer: &Answer, method: &Method) -> Respo
             answer_bytes(StatusCode::BAD_REQUEST, format, routing::bad_request_body(), Origin::Static)
         }
     }
+}
+
+/// A file of the build, with its ETag: the content hash the build's manifest records for
+/// it (the same function over the same bytes, so it is the manifest's value even while a
+/// rebuild swaps the generation). A matching `If-None-Match` gets 304 with no body, as a
+/// CDN in front of the files answers.
+fn answer_file(format: Format, bytes: Vec<u8>, request: &HeaderMap) -> Response {
+    let tag = format!("\"{}\"", crate::write::content_hash(&bytes));
+    let etag: Option<ETag> = tag.parse().ok();
+    let fresh = match (request.typed_get::<IfNoneMatch>(), &etag) {
+        (Some(if_none_match), Some(etag)) => !if_none_match.precondition_passes(etag),
+        _ => false,
+    };
+    let mut response = if fresh {
+        let cache = routing::cache_control(Origin::Static, StatusCode::NOT_MODIFIED);
+        let content_type = match format {
+            Format::Json => server::JSON,
+            Format::Html => server::HTML,
+        };
+        (StatusCode::NOT_MODIFIED, [(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, cache)])
+            .into_response()
+    } else {
+        answer_bytes(StatusCode::OK, format, bytes, Origin::Static)
+    };
+    if let Some(etag) = etag {
+        response.headers_mut().typed_insert(etag);
+    }
+    response
+}
+
+/// Makes the ETag of a compressed response weak, as nginx does: the gzip bytes are not the
+/// bytes the strong tag names.
+async fn weaken_etag(mut response: Response) -> Response {
+    if response.headers().contains_key(header::CONTENT_ENCODING)
+        && let Some(tag) = response.headers().get(header::ETAG)
+        && !tag.as_bytes().starts_with(b"W/")
+        && let Ok(weak) = HeaderValue::from_bytes(&[b"W/", tag.as_bytes()].concat())
+    {
+        response.headers_mut().insert(header::ETAG, weak);
+    }
+    response
 }
 
 fn invalid_page(inner: &Inner, format: Format) -> Response {

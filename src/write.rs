@@ -99,9 +99,29 @@ pub struct Manifest {
     pub index: String,
     /// Every file but the manifest, by relative path.
     pub files: BTreeMap<String, FileEntry>,
+    /// What the build published, so that a later build found up to date reports the same
+    /// numbers (absent in manifests of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
+}
+
+/// The numbers of a build's output, recorded in its manifest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Published services.
+    pub services: usize,
+    /// Published organisations.
+    pub organisations: usize,
+    /// Live postcodes of the search index.
+    pub postcodes: usize,
 }
 
 impl Manifest {
+    /// Bytes of every file of the generation.
+    pub fn bytes(&self) -> u64 {
+        self.files.values().map(|f| f.size).sum()
+    }
+
     /// Reads a generation's manifest; `None` when absent, unreadable or of another version.
     fn read(dir: &Path) -> Option<Manifest> {
         let bytes = fs::read(dir.join(MANIFEST)).ok()?;
@@ -138,6 +158,7 @@ pub struct Publisher {
     /// What the target generation holds on disk, once prepared.
     held: Manifest,
     new: Mutex<BTreeMap<String, FileEntry>>,
+    counts: Option<Counts>,
     written: AtomicUsize,
     bytes: AtomicU64,
     /// Held for the whole build (see [`Publisher::open`]).
@@ -242,6 +263,7 @@ impl Publisher {
             active,
             held: Manifest::default(),
             new: Mutex::new(BTreeMap::new()),
+            counts: None,
             written: AtomicUsize::new(0),
             bytes: AtomicU64::new(0),
             _lock: lock,
@@ -256,6 +278,11 @@ impl Publisher {
     /// The published manifest, if any.
     pub fn published(&self) -> Option<&Manifest> {
         self.active.as_ref()
+    }
+
+    /// Records the numbers of this build in the manifest [`Publisher::commit`] writes.
+    pub fn set_counts(&mut self, counts: Counts) {
+        self.counts = Some(counts);
     }
 
     /// Makes the target generation a known state before anything is written into it:
@@ -325,8 +352,13 @@ impl Publisher {
         let stale: Vec<&String> = self.held.files.keys().filter(|p| !files.contains_key(*p)).collect();
         stale.par_iter().try_for_each(|rel| remove_file_and_empty_parents(&self.target, rel))?;
 
-        let manifest =
-            Manifest { version: MANIFEST_VERSION, fingerprint: fingerprint.to_owned(), index: index.to_owned(), files };
+        let manifest = Manifest {
+            version: MANIFEST_VERSION,
+            fingerprint: fingerprint.to_owned(),
+            index: index.to_owned(),
+            files,
+            counts: self.counts,
+        };
         write_file_atomically(&self.target.join(MANIFEST), &serde_json::to_vec(&manifest)?)?;
         sync_dir(&self.target);
         point_link(&self.output, &self.gens, self.target_name)?;

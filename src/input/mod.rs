@@ -35,6 +35,18 @@ pub mod files {
     pub const ALIASES: &str = "area_code_aliases.csv";
 }
 
+/// Limits on input sizes, far beyond any real record, so that a corrupt or hostile export
+/// (a 60 MB description, a file with no line breaks) is a clear error naming the file, line
+/// and field instead of a build that writes copies of it into hundreds of files.
+pub mod limits {
+    /// Longest line of a `.jsonl` file, in bytes (1 MiB; real records are a few kB).
+    pub const MAX_LINE_BYTES: usize = 1 << 20;
+    /// Longest line read at all: a longer one is reported without looking inside it.
+    pub const MAX_LINE_READ: usize = 128 << 20;
+    /// Largest `categories.json` or `service_areas.json`, in bytes (16 MiB).
+    pub const MAX_JSON_FILE_BYTES: u64 = 16 << 20;
+}
+
 /// A record and the line it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line<T> {
@@ -144,6 +156,17 @@ fn read_text(dir: &Path, name: &str, errors: &mut DataErrors) -> Option<String> 
 }
 
 fn read_json<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErrors) -> Option<T> {
+    if let Ok(meta) = fs::metadata(dir.join(name))
+        && meta.len() > limits::MAX_JSON_FILE_BYTES
+    {
+        let message = format!(
+            "is {} bytes, more than the {} allowed (see README, \"Limits on input\")",
+            meta.len(),
+            limits::MAX_JSON_FILE_BYTES
+        );
+        errors.push(DataError::file(name, message));
+        return None;
+    }
     let text = read_text(dir, name, errors)?;
     let value: serde_json::Value = match serde_json::from_str(text.trim_start_matches('\u{feff}')) {
         Ok(value) => value,
@@ -173,18 +196,39 @@ fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErro
         }
     };
     let mut records = Vec::new();
-    // Streamed line by line: a million-service file is never held whole in memory.
-    for (ix, bytes) in std::io::BufReader::with_capacity(1 << 20, file).split(b'\n').enumerate() {
-        let line = ix + 1;
-        let mut bytes = match bytes {
-            Ok(bytes) => bytes,
+    // Streamed line by line: a million-service file is never held whole in memory, nor a
+    // line longer than `MAX_LINE_READ`.
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut line = 0;
+    loop {
+        line += 1;
+        let mut bytes = Vec::new();
+        let read = std::io::Read::take(&mut reader, limits::MAX_LINE_READ as u64 + 1).read_until(b'\n', &mut bytes);
+        match read {
+            Ok(0) => break,
+            Ok(_) => {}
             Err(err) => {
                 errors.push(DataError::file(name, format!("cannot be read: {err}")).with_line(line));
                 break;
             }
-        };
+        }
+        let ended = bytes.last() == Some(&b'\n');
+        if ended {
+            bytes.pop();
+        }
         if bytes.last() == Some(&b'\r') {
             bytes.pop();
+        }
+        if bytes.len() > limits::MAX_LINE_BYTES {
+            if !ended && bytes.len() > limits::MAX_LINE_READ {
+                // The rest of this line is not even read.
+                if let Err(err) = reader.skip_until(b'\n') {
+                    errors.push(DataError::file(name, format!("cannot be read: {err}")).with_line(line));
+                    break;
+                }
+            }
+            errors.push(too_long(name, line, &bytes));
+            continue;
         }
         // A line that is not UTF-8 (a Latin-1 export, say) is one error; the next lines are
         // still read.
@@ -226,6 +270,39 @@ fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErro
     records
 }
 
+/// The error for a line over [`limits::MAX_LINE_BYTES`]: it names the field that makes it
+/// so long (the longest one) when the line can be read as a JSON object.
+fn too_long(name: &str, line: usize, bytes: &[u8]) -> DataError {
+    let longest = (bytes.len() <= limits::MAX_LINE_READ)
+        .then(|| serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(bytes).ok())
+        .flatten()
+        .and_then(|object| {
+            object.into_iter().map(|(key, value)| (value.to_string().len(), key)).max_by_key(|(len, _)| *len)
+        });
+    let limit = limits::MAX_LINE_BYTES;
+    let mut error = match longest {
+        Some((len, field)) => DataError {
+            field: Some(field),
+            ..DataError::file(
+                name,
+                format!(
+                    "the field is {len} bytes long, the line {} bytes: more than the {limit} a line may have (see README, \"Limits on input\")",
+                    bytes.len()
+                ),
+            )
+        },
+        None => DataError::file(
+            name,
+            format!(
+                "the line is over {} bytes, more than the {limit} a line may have (see README, \"Limits on input\")",
+                bytes.len().min(limits::MAX_LINE_READ)
+            ),
+        ),
+    };
+    error.line = Some(line);
+    error
+}
+
 fn missing_or_unreadable(name: &str, err: &std::io::Error, errors: &mut DataErrors) {
     if err.kind() == std::io::ErrorKind::NotFound {
         errors.push(DataError::file(name, "required file is missing"));
@@ -252,7 +329,7 @@ fn parse_error<E: std::fmt::Display>(
     let missing = inner.strip_prefix("missing field `").and_then(|rest| rest.split('`').next()).map(str::to_owned);
     let path = err.path().to_string();
     let field = missing.or_else(|| (path != ".").then_some(path.clone()));
-    let quoted = value.and_then(|v| v.get(path.split(['.', '[']).next().unwrap_or(""))).map(|v| v.to_string());
+    let quoted = value.and_then(|v| v.get(path.split(['.', '[']).next().unwrap_or(""))).map(error::value_text);
     // serde_json appends " at line L column C" for documents; the line is ours already.
     let message = match inner.find(" at line ") {
         Some(cut) if value.is_some() => inner[..cut].to_owned(),
@@ -274,7 +351,7 @@ fn check_extensions<T>(
                     name,
                     Some(line.line),
                     key.clone(),
-                    value,
+                    error::value_text(value),
                     "unknown field (extension fields must start with `x_`)",
                 ));
             }

@@ -18,6 +18,7 @@
 mod browser;
 mod cases;
 mod deploy;
+mod etag;
 mod nginx_only;
 mod rebuild;
 mod replicas;
@@ -74,3 +75,6 @@ against_both!(
     search_drops_stop_words,
     cors_preflight_gets_methods_headers_and_max_age,
 );
+
+#[path = "../skipping/mod.rs"]
+mod skipping;

@@ -11,3 +11,6 @@ mod escaping;
 mod limits;
 mod paths;
 mod server;
+
+#[path = "../skipping/mod.rs"]
+mod skipping;

@@ -260,13 +260,13 @@ pub(crate) const CASES: &[Case] = &[
         want: &[at(LOCATIONS, NEW_LOCATION_LINE, "latitude")] },
     Case { name: "is_claimed is a string",
         mutate: |d| append_record(d, ORGANISATIONS, new_organisation(), |o| set(o, "is_claimed", json!("yes"))),
-        want: &[at(ORGANISATIONS, NEW_ORG_LINE, "is_claimed").value("\"yes\"")] },
+        want: &[at(ORGANISATIONS, NEW_ORG_LINE, "is_claimed").value("yes")] },
     Case { name: "published is a number",
         mutate: |d| append_record(d, SERVICES, new_service(), |o| set(o, "published", json!(1))),
         want: &[at(SERVICES, NEW_SERVICE_LINE, "published").value("1")] },
     Case { name: "latitude is a string",
         mutate: |d| append_record(d, LOCATIONS, new_location(), |o| set(o, "latitude", json!("57.1"))),
-        want: &[at(LOCATIONS, NEW_LOCATION_LINE, "latitude").value("\"57.1\"")] },
+        want: &[at(LOCATIONS, NEW_LOCATION_LINE, "latitude").value("57.1")] },
     Case { name: "categories is a string, not an array",
         mutate: |d| edit_line(d, SERVICES, 2, |o| set(o, "categories", json!("mental-health"))),
         want: &[at(SERVICES, 2, "categories")] },
@@ -275,7 +275,7 @@ pub(crate) const CASES: &[Case] = &[
         want: &[at(SERVICES, 4, "description")] },
     Case { name: "invalid UUID as a service id",
         mutate: |d| append_record(d, SERVICES, new_service(), |o| set(o, "id", json!("5e000000-0000-4000-8000-00000000000g"))),
-        want: &[at(SERVICES, NEW_SERVICE_LINE, "id").value("\"5e000000-0000-4000-8000-00000000000g\"")] },
+        want: &[at(SERVICES, NEW_SERVICE_LINE, "id").value("5e000000-0000-4000-8000-00000000000g")] },
     Case { name: "invalid UUID in location_ids",
         mutate: |d| edit_line(d, SERVICES, 1, |o| set(o, "location_ids", json!([LOC_1, "9a000000-0000-4000-8000"]))),
         want: &[at(SERVICES, 1, "location_ids[1]")] },
@@ -551,6 +551,10 @@ fn check_errors(what: &str, output: &Output, want: &[Want]) -> Result<Vec<String
         return Err(format!("{what}: panicked:\n{}", text(output)));
     }
     let (lines, total) = reported(&stderr);
+    // issue 15: a value is quoted once (`value "yes"`, never `value "\"yes\""`).
+    if let Some(twice) = lines.iter().find(|l| l.contains(", value \"\\\"")) {
+        return Err(format!("{what}: a value quoted twice: {twice}"));
+    }
     let mut unmatched: Vec<&String> = lines.iter().collect();
     let mut missing = Vec::new();
     for w in want {
@@ -758,4 +762,40 @@ fn a_missing_input_directory_fails_cleanly() {
     assert!(!work.path().join("public").exists(), "a failed first build must not create the output");
     assert!(!work.path().join(".public.lock").exists(), "nor leave its lock file");
     assert_eq!(leftovers(work.path()), Vec::<String>::new());
+}
+
+/// issue 15, item 7: a field far beyond any real record (a 60 MB description) is one clear
+/// error with file, line and field, not a huge output; a line with no end is one error too.
+#[test]
+fn a_huge_field_or_line_is_a_located_error_not_a_huge_output() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    assert_ok(&common::build(&input, work.path(), &[]));
+    let before = snapshot(work.path());
+
+    edit_line(&input, SERVICES, 2, |o| set(o, "description", json!("x".repeat(60_000_000))));
+    let failed = common::build(&input, work.path(), &[]);
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed));
+    assert!(stderr.len() < 4_000, "a short report, not the value: {} bytes", stderr.len());
+    let limit = svcdir::input::limits::MAX_LINE_BYTES;
+    assert!(
+        stderr.contains("services.jsonl:2: field `description`")
+            && stderr.contains(&format!("the {limit} a line may have")),
+        "{stderr}"
+    );
+    assert!(snapshot(work.path()).tree == before.tree, "the failed build changed the output");
+
+    // Just under the limit is fine; a line of 1 MiB + 1 byte with no field over it is not.
+    edit_line(&input, SERVICES, 2, |o| set(o, "description", json!("y".repeat(limit - 2_000))));
+    assert_ok(&common::build(&input, work.path(), &[]));
+
+    append_line(&input, LOCATIONS, &"z".repeat(limit + 1));
+    let failed = common::build(&input, work.path(), &["--json"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed));
+    let report: Value = serde_json::from_slice(&failed.stdout).expect("one JSON object");
+    let error = &report["errors"][0];
+    assert_eq!((error["file"].as_str(), error["field"].as_str()), (Some("locations.jsonl"), None), "{report}");
+    assert!(error["line"].as_u64().is_some() && error["message"].as_str().unwrap().contains("bytes"), "{report}");
 }

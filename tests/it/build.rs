@@ -75,8 +75,20 @@ fn help_explains_every_option() {
         assert!(text.contains(command), "--help lists {command}:\n{text}");
     }
     let cases: [(&str, &[&str]); 2] = [
-        ("build", &["--input", "--output", "--index", "--base-url", "--site-url", "--import-page-size", "--quiet"]),
-        ("sample", &["--services", "--seed", "--out"]),
+        (
+            "build",
+            &[
+                "--input",
+                "--output",
+                "--index",
+                "--base-url",
+                "--site-url",
+                "--import-page-size",
+                "--allow-shrink",
+                "--quiet",
+            ],
+        ),
+        ("sample", &["--services", "--seed", "--output"]),
     ];
     for (command, options) in cases {
         let out = common::svcdir(&[command, "--help"]);
@@ -123,4 +135,57 @@ fn html_views_match_their_reviewed_snapshots() {
             insta::assert_snapshot!(name, html);
         }
     });
+}
+
+/// issue 15, item 4: a build that would publish no service, or fewer than half of what the
+/// output publishes now, stops with exit 1 and changes nothing, unless `--allow-shrink`.
+#[test]
+fn the_shrink_guard_keeps_an_empty_or_truncated_export_off_the_live_site() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    let services = input.join("services.jsonl");
+    let all = fs::read_to_string(&services).unwrap();
+    let lines: Vec<&str> = all.lines().collect();
+    let keep = |n: usize| fs::write(&services, lines[..n].join("\n") + "\n").unwrap();
+
+    // Not even a first build may be empty.
+    keep(0);
+    let first = common::build(&input, work.path(), &[]);
+    assert_eq!(first.status.code(), Some(1), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(!work.path().join("public").exists());
+
+    keep(lines.len());
+    assert_ok(&common::build(&input, work.path(), &[]));
+    let before = read_tree(&work.path().join("public"));
+    let index = fs::read(work.path().join("search.idx")).unwrap();
+    let published = common::json(&work.path().join("public"), "api/v4/import/index.json")["count"].as_u64().unwrap();
+    assert_eq!(published, 6);
+    // The first line is a published service: 1 of 6 is fewer than half.
+    for (n, what, why) in [(0, "0 services", "no published service"), (1, "1 service", "fewer than half")] {
+        keep(n);
+        let output = common::build(&input, work.path(), &[]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{n}: {stderr}");
+        assert!(stderr.contains(&format!("refusing to publish {what} where")), "{stderr}");
+        assert!(stderr.contains("now has 6") && stderr.contains(why) && stderr.contains("--allow-shrink"), "{stderr}");
+        assert!(read_tree(&work.path().join("public")) == before, "{n}: the output changed");
+        assert_eq!(fs::read(work.path().join("search.idx")).unwrap(), index, "{n}: the index changed");
+        let json = common::build(&input, work.path(), &["--json"]);
+        let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!((json.status.code(), &report["ok"]), (Some(1), &serde_json::json!(false)), "{report}");
+    }
+    // Losing a few is allowed.
+    keep(lines.len() - 1);
+    assert_ok(&common::build(&input, work.path(), &[]));
+    let fewer = common::json(&work.path().join("public"), "api/v4/import/index.json")["count"].as_u64().unwrap();
+    assert!((3..6).contains(&fewer), "{fewer}");
+
+    // --allow-shrink publishes an empty dataset; its page=last is page 1.
+    keep(0);
+    assert_ok(&common::build(&input, work.path(), &["--allow-shrink"]));
+    let public = work.path().join("public");
+    let import = common::json(&public, "api/v4/import/index.json");
+    assert_eq!((import["count"].as_u64(), import["data"].as_array().map(Vec::len)), (Some(0), Some(0)));
+    assert_eq!(common::json(&public, "api/v4/import/page/last/index.json"), import);
 }

@@ -35,7 +35,7 @@ async fn build_import_convert_build_gives_the_same_responses() {
 
     let converted = first.path().join("converted");
     let small = |name: &str| fixture("small").join(name).to_string_lossy().into_owned();
-    let mut args: Vec<String> = ["convert", "--out", converted.to_str().unwrap()].map(str::to_owned).to_vec();
+    let mut args: Vec<String> = ["convert", "--output", converted.to_str().unwrap()].map(str::to_owned).to_vec();
     args.extend(["--categories".to_owned(), small("categories.json")]);
     args.extend(["--service-areas".to_owned(), small("service_areas.json")]);
     args.extend(["--postcodes".to_owned(), small("postcodes"), "--from-import".to_owned()]);
@@ -95,4 +95,37 @@ fn convert_without_overrides_writes_the_fixed_lists_and_reports_postcodes() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(bad.status.code(), Some(1), "a file that is not an import page");
+}
+
+/// issue 15: an incomplete dump is refused, naming the missing page; the whole one converts.
+#[test]
+fn convert_names_a_missing_import_page() {
+    let first = tempfile::tempdir().unwrap();
+    assert_ok(&common::build(&fixture("small"), first.path(), &["--import-page-size", "2"]));
+    let public = first.path().join("public");
+    let page = |n: u64| public.join(format!("api/v4/import/page/{n}/index.json")).to_string_lossy().into_owned();
+    let count = serde_json::from_slice::<serde_json::Value>(&std::fs::read(page(1)).unwrap()).unwrap()["count"]
+        .as_u64()
+        .unwrap();
+    let pages = count.div_ceil(2);
+    assert!(pages >= 3, "{count}");
+    let out = first.path().join("converted");
+    let convert = |numbers: &[u64]| {
+        let files: Vec<String> = numbers.iter().map(|&n| page(n)).collect();
+        let mut args = vec!["convert", "--output", out.to_str().unwrap(), "--from-import"];
+        args.extend(files.iter().map(String::as_str));
+        common::svcdir(&args)
+    };
+    for (given, missing) in [(vec![1, 3], 2), ((2..=pages).collect::<Vec<_>>(), 1), ((1..pages).collect(), pages)] {
+        let output = convert(&given);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{given:?}: {stderr}");
+        assert!(stderr.contains(&format!("page {missing} of {pages} is missing")), "{given:?}: {stderr}");
+        assert!(!out.join("services.jsonl").exists(), "nothing written");
+    }
+    // Every page, in any order, some twice (the last page also under page=last).
+    let mut all: Vec<u64> = (1..=pages).rev().collect();
+    all.push(1);
+    assert_ok(&convert(&all));
+    assert_eq!(std::fs::read_to_string(out.join("services.jsonl")).unwrap().lines().count() as u64, count);
 }

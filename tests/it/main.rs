@@ -12,4 +12,8 @@ mod convert;
 mod openapi;
 mod postcodes;
 mod schema;
+mod skipping_rule;
 mod slugs;
+
+#[path = "../skipping/mod.rs"]
+mod skipping;
