@@ -20,6 +20,7 @@ use minijinja::{AutoEscape, Environment, context};
 
 use crate::render::paths;
 use crate::routing::{self, METHOD_PLACEHOLDER};
+use crate::search::PageNumber;
 use crate::server::{Format, V3_PATH, V4_PATH};
 
 /// Why no configuration could be made.
@@ -128,15 +129,15 @@ impl NginxConfig {
             daemon_off => self.daemon_off,
             search_paths => search_paths,
             import_folder => paths::IMPORT,
-            import_last_folder => paths::IMPORT_LAST,
+            last_page => PageNumber::LAST,
             errors_folder => paths::ERRORS,
-            cors_allow_methods => quote(routing::CORS_ALLOW_METHODS),
-            cors_allow_headers => quote(routing::CORS_ALLOW_HEADERS),
-            cors_max_age => quote(routing::CORS_MAX_AGE),
             cache_static => quote(routing::CACHE_STATIC),
             cache_search => quote(routing::CACHE_SEARCH),
             cache_error => quote(routing::CACHE_ERROR),
             cache_none => quote(routing::CACHE_NONE),
+            cors_methods => quote(routing::CORS_ALLOW_METHODS),
+            cors_max_age => quote(routing::CORS_MAX_AGE),
+            cors_default_headers => quote(routing::CORS_DEFAULT_ALLOW_HEADERS),
             bodies => bodies,
         })?;
         Ok(format!("{}\n", text.trim()))

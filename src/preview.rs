@@ -111,6 +111,7 @@ impl Site {
             .fallback(handle)
             .with_state(inner)
             .layer(middleware::map_response(server::standard_headers))
+            .layer(middleware::from_fn(server::cors_preflight))
             .layer(middleware::from_fn(mark_head))
             .layer(CompressionLayer::new().compress_when(SizeAbove::new(GZIP_MIN_LENGTH).and(NginxGzip)))
             .layer(middleware::map_response(weaken_etag))
@@ -141,11 +142,7 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
         Route::Static(answer) => {
             let started = Instant::now();
             let method = request.method().clone();
-            let mut response = answer_static(&inner, &answer, &method, request.headers()).await;
-            // On every answer to a preflight, as nginx's `add_header ... always` does.
-            if let Some(preflight) = routing::preflight_headers(&method, request.headers()) {
-                response.headers_mut().extend(preflight);
-            }
+            let response = answer_static(&inner, &answer, &method, request.headers()).await;
             // The same event as the search server's access log (which logs the searches).
             let uri = request.uri();
             let bytes = server::body_bytes(&response);

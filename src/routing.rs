@@ -13,7 +13,7 @@
 //! first (unknown → 404 whatever the method), then the `format` (unknown → 404), then the
 //! method (→ 405), then the resource.
 
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 
 use crate::render::paths;
 use crate::search::{PageNumber, RawQuery};
@@ -30,45 +30,38 @@ pub const CACHE_ERROR: &str = "public, max-age=60";
 /// `Cache-Control` of anything else (405, 5xx): never stored.
 pub const CACHE_NONE: &str = "no-store";
 
-// ---- CORS preflight (behaviour.md, "Routing"): one source for nginx, the preview, the
-// search server and the CDN Worker ----------------------------------------------------------
-
-/// `Access-Control-Allow-Methods` of a preflight: the methods every path answers.
-pub const CORS_ALLOW_METHODS: &str = "GET, HEAD, OPTIONS";
-/// `Access-Control-Allow-Headers` of a preflight that names no headers: the set the
-/// described service (django-cors-headers' defaults) allows.
-pub const CORS_ALLOW_HEADERS: &str =
-    "accept, accept-encoding, authorization, content-type, dnt, origin, user-agent, x-csrftoken, x-requested-with";
-/// `Access-Control-Max-Age` of a preflight, seconds: a browser asks again once a day.
-pub const CORS_MAX_AGE: &str = "86400";
-/// The request header that makes an OPTIONS a preflight.
-pub const CORS_REQUEST_METHOD: &str = "access-control-request-method";
-/// The request header whose value a preflight echoes as `Access-Control-Allow-Headers`.
-pub const CORS_REQUEST_HEADERS: &str = "access-control-request-headers";
-
-/// The headers a CORS preflight gets on top of every response's, or `None` when the request
-/// is not one (not OPTIONS, or no `Access-Control-Request-Method`): the allowed methods, the
-/// requested headers echoed (or [`CORS_ALLOW_HEADERS`] when it names none), and the max age.
-/// The API is public and read-only, so any header a client sends is allowed.
-pub fn preflight_headers(method: &Method, request: &HeaderMap) -> Option<[(HeaderName, HeaderValue); 3]> {
-    if *method != Method::OPTIONS || !request.contains_key(CORS_REQUEST_METHOD) {
-        return None;
-    }
-    let allow_headers = request
-        .get(CORS_REQUEST_HEADERS)
-        .filter(|v| !v.as_bytes().iter().all(u8::is_ascii_whitespace))
-        .cloned()
-        .unwrap_or(HeaderValue::from_static(CORS_ALLOW_HEADERS));
-    Some([
-        (header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(CORS_ALLOW_METHODS)),
-        (header::ACCESS_CONTROL_ALLOW_HEADERS, allow_headers),
-        (header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static(CORS_MAX_AGE)),
-    ])
-}
-
 /// Placeholder for the method in the 405 bodies rendered ahead of time: the preview puts
 /// the request's method there, nginx the method of the request line.
 pub const METHOD_PLACEHOLDER: &str = "SVCDIRREQUESTMETHOD";
+
+/// `Access-Control-Allow-Methods` of a CORS preflight (behaviour.md, Routing).
+pub const CORS_ALLOW_METHODS: &str = "GET, HEAD, OPTIONS";
+/// `Access-Control-Allow-Headers` of a preflight that names no headers: the set that
+/// django-cors-headers, which the described service runs, allows by default.
+pub const CORS_DEFAULT_ALLOW_HEADERS: &str =
+    "accept, accept-encoding, authorization, content-type, dnt, origin, user-agent, x-csrftoken, x-requested-with";
+/// `Access-Control-Max-Age` of a preflight: browsers may keep the answer for a day.
+pub const CORS_MAX_AGE: &str = "86400";
+
+/// The headers a CORS preflight gets beside the usual ones (behaviour.md, Routing), or
+/// `None` when the request is not a preflight: an OPTIONS with a non-empty
+/// `Access-Control-Request-Method`. The headers allowed are those the browser asks for
+/// (`Access-Control-Request-Headers`, as sent), else [`CORS_DEFAULT_ALLOW_HEADERS`], so a
+/// client app's own headers pass.
+pub fn preflight_headers(method: &Method, headers: &HeaderMap) -> Option<[(&'static str, HeaderValue); 3]> {
+    let asked = |name: &str| headers.get(name).filter(|v| !v.as_bytes().trim_ascii().is_empty());
+    if *method != Method::OPTIONS || asked("access-control-request-method").is_none() {
+        return None;
+    }
+    let allow_headers = asked("access-control-request-headers")
+        .cloned()
+        .unwrap_or(HeaderValue::from_static(CORS_DEFAULT_ALLOW_HEADERS));
+    Some([
+        ("access-control-allow-methods", HeaderValue::from_static(CORS_ALLOW_METHODS)),
+        ("access-control-allow-headers", allow_headers),
+        ("access-control-max-age", HeaderValue::from_static(CORS_MAX_AGE)),
+    ])
+}
 
 /// Which origin made a response, for [`cache_control`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,14 +189,13 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
     }
     let (folder, missing) = match folder {
         Some(folder) => (folder, Missing::NotFound),
-        // The import's pages: `page` as the search reads it (its last value, trimmed, a whole
-        // number from 1 or `last`); no `page` is the first page (behaviour.md, "Import and
-        // lists", Search 8).
-        None => match query.last("page").map(crate::search::params::parse_page) {
-            None => (paths::IMPORT.to_owned(), Missing::NotFound),
-            Some(PageNumber::Number(n)) => (format!("{}/page/{n}", paths::IMPORT), Missing::InvalidPage),
-            Some(PageNumber::Last) => (paths::IMPORT_LAST.to_owned(), Missing::InvalidPage),
-            Some(PageNumber::Invalid) => return Route::Static(Answer::InvalidPage(format)),
+        // The import's pages follow the search's page rule (behaviour.md, "Import and
+        // lists"); no `page` is the first page, `page=last` a page folder of its own.
+        None => match (query.last("page"), PageNumber::from_query(&query)) {
+            (None, _) => (paths::IMPORT.to_owned(), Missing::NotFound),
+            (_, PageNumber::Number(n)) => (paths::import_page(&n.to_string()), Missing::InvalidPage),
+            (_, PageNumber::Last) => (paths::import_page(PageNumber::LAST), Missing::InvalidPage),
+            (_, PageNumber::Invalid) => return Route::Static(Answer::InvalidPage(format)),
         },
     };
     let file = match format {
@@ -446,10 +438,7 @@ mod tests {
         assert_eq!(get("/api/v4/import/?page=1&page=3"), page(3), "the last value counts");
         assert_eq!(get("/api/v4/import/?page=+4+"), page(4), "trimmed, as the search reads it");
         assert_eq!(get("/api/v4/import/?page=007"), page(7));
-        let last = file("api/v4/import/page/last/index.json", Format::Json, Missing::InvalidPage);
-        assert_eq!(get("/api/v4/import/?format=json&page=last"), last);
-        assert_eq!(get("/api/v4/import?page=2&page=+last"), last);
-        for bad in ["0", "-1", "two", "", "1.0", "%2D1", "Last", "lastt"] {
+        for bad in ["0", "-1", "two", "", "1.0", "%2D1"] {
             assert_eq!(
                 get(&format!("/api/v4/import/?page={bad}")),
                 Route::Static(Answer::InvalidPage(Format::Json)),
@@ -546,27 +535,6 @@ mod tests {
         assert_eq!(get("/api/v4/services/..%2f..%2f..%2fetc%2fpasswd"), Route::Static(Answer::NotFound(Format::Json)));
         assert_eq!(get("/api/v4/services/..%2f..%2f..%2f..%2fetc%2fpasswd"), Route::Static(Answer::BadRequest));
         assert_eq!(get("/../etc/passwd"), Route::Static(Answer::BadRequest));
-    }
-
-    #[test]
-    fn preflight() {
-        let mut request = HeaderMap::new();
-        assert_eq!(preflight_headers(&Method::OPTIONS, &request), None, "a plain OPTIONS");
-        request.insert(CORS_REQUEST_METHOD, HeaderValue::from_static("GET"));
-        assert_eq!(preflight_headers(&Method::GET, &request), None, "not OPTIONS");
-        let value = |h: &[(HeaderName, HeaderValue)], name: HeaderName| {
-            h.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_str().unwrap().to_owned())
-        };
-        let h = preflight_headers(&Method::OPTIONS, &request).expect("a preflight");
-        assert_eq!(value(&h, header::ACCESS_CONTROL_ALLOW_METHODS).as_deref(), Some("GET, HEAD, OPTIONS"));
-        assert_eq!(value(&h, header::ACCESS_CONTROL_ALLOW_HEADERS).as_deref(), Some(CORS_ALLOW_HEADERS));
-        assert_eq!(value(&h, header::ACCESS_CONTROL_MAX_AGE).as_deref(), Some("86400"));
-        request.insert(CORS_REQUEST_HEADERS, HeaderValue::from_static("x-client-version, content-type"));
-        let h = preflight_headers(&Method::OPTIONS, &request).expect("a preflight");
-        assert_eq!(value(&h, header::ACCESS_CONTROL_ALLOW_HEADERS).as_deref(), Some("x-client-version, content-type"));
-        request.insert(CORS_REQUEST_HEADERS, HeaderValue::from_static(" "));
-        let h = preflight_headers(&Method::OPTIONS, &request).expect("a preflight");
-        assert_eq!(value(&h, header::ACCESS_CONTROL_ALLOW_HEADERS).as_deref(), Some(CORS_ALLOW_HEADERS));
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod html;
 use serde::Serialize;
 
 use crate::model::{Directory, OrgIx, ServiceIx};
+use crate::search::PageNumber;
 use crate::views::v4::{self, Envelope, OrganisationView, PagedEnvelope, ServiceContext, ServiceView};
 use crate::views::{Publication, v3};
 use html::{HtmlError, HtmlView, render_html};
@@ -81,13 +82,11 @@ pub mod paths {
     pub fn organisation(key: &str) -> String {
         format!("api/v4/organisations/{key}")
     }
-    /// Endpoint folder of import page `n`; page 1 is also `api/v4/import`.
-    pub fn import_page(n: usize) -> String {
+    /// Endpoint folder of import page `n` (a number, or `last`); page 1 is also
+    /// `api/v4/import`.
+    pub fn import_page(n: &str) -> String {
         format!("api/v4/import/page/{n}")
     }
-    /// Endpoint folder of the import's last page (`page=last`): a copy of the last numbered
-    /// page, so that a static server (nginx, a CDN) answers it without knowing the count.
-    pub const IMPORT_LAST: &str = "api/v4/import/page/last";
     /// The import's first page, as `/api/v4/import/` without query.
     pub const IMPORT: &str = "api/v4/import";
     /// v4 categories.
@@ -161,14 +160,21 @@ impl RenderContext<'_> {
             Job::ImportPage(n) => {
                 let body = self.import_page(n);
                 let title = format!("Import of all services, page {n}");
-                let mut files =
-                    endpoint(&paths::import_page(n), &format!("/api/v4/import/?format=json&page={n}"), &title, &body)?;
+                let mut files = endpoint(
+                    &paths::import_page(&n.to_string()),
+                    &format!("/api/v4/import/?format=json&page={n}"),
+                    &title,
+                    &body,
+                )?;
                 if n == 1 {
                     files.extend(endpoint(paths::IMPORT, "/api/v4/import/", &title, &body)?);
                 }
+                // `page=last` (behaviour.md, Search 8) is a folder of its own, so that nginx, a
+                // CDN and the preview answer it with one file and no arithmetic.
                 if n == self.import_pages() {
-                    let request = "/api/v4/import/?format=json&page=last";
-                    files.extend(endpoint(paths::IMPORT_LAST, request, &title, &body)?);
+                    let last = PageNumber::LAST;
+                    let url = format!("/api/v4/import/?format=json&page={last}");
+                    files.extend(endpoint(&paths::import_page(last), &url, &title, &body)?);
                 }
                 Ok(files)
             }

@@ -98,6 +98,36 @@ pub enum PageNumber {
     Invalid,
 }
 
+impl PageNumber {
+    /// The word that names the last page, as Django REST framework's `last_page_strings`.
+    pub const LAST: &'static str = "last";
+
+    /// The page rule shared by the search and the import (behaviour.md, Search 8 and
+    /// "Import and lists"): the last `page` value of the query; none is page 1; `last`
+    /// exactly is the last page; a whole number from 1, white space around it allowed, is
+    /// that page; anything else is invalid.
+    pub fn from_query(query: &RawQuery) -> PageNumber {
+        match query.last("page") {
+            None => PageNumber::Number(1),
+            Some(Self::LAST) => PageNumber::Last,
+            Some(value) => match value.trim().parse::<u64>() {
+                Ok(n) if n >= 1 => PageNumber::Number(n),
+                _ => PageNumber::Invalid,
+            },
+        }
+    }
+
+    /// The page number once the result's size is known: `Last` is the last page of `count`
+    /// results in pages of `page_size` (1 when there are none); `None` when invalid.
+    pub fn resolve(self, count: usize, page_size: usize) -> Option<u64> {
+        match self {
+            PageNumber::Number(n) => Some(n),
+            PageNumber::Last => Some(count.div_ceil(page_size.max(1)).max(1) as u64),
+            PageNumber::Invalid => None,
+        }
+    }
+}
+
 /// A valid search request.
 #[derive(Debug, Clone)]
 pub struct SearchParams<'d> {
@@ -230,10 +260,7 @@ pub fn parse<'d>(query: &RawQuery, dir: &'d Directory, version: ApiVersion) -> R
         },
     };
 
-    let page = match query.last("page") {
-        None => PageNumber::Number(1),
-        Some(value) => parse_page(value),
-    };
+    let page = PageNumber::from_query(query);
 
     match postcode {
         Some(postcode) if errors.is_empty() => Ok(SearchParams {
@@ -248,22 +275,6 @@ pub fn parse<'d>(query: &RawQuery, dir: &'d Directory, version: ApiVersion) -> R
         _ => Err(errors),
     }
 }
-
-/// A `page` value: a whole number from 1 or `last` (white space around either ignored); the
-/// import's routing (`crate::routing`) reads it the same way.
-pub fn parse_page(value: &str) -> PageNumber {
-    let value = value.trim();
-    if value == LAST_PAGE {
-        return PageNumber::Last;
-    }
-    match value.parse::<u64>() {
-        Ok(n) if n >= 1 => PageNumber::Number(n),
-        _ => PageNumber::Invalid,
-    }
-}
-
-/// The `page` value that asks for the last page (Django's `last_page_strings`).
-pub const LAST_PAGE: &str = "last";
 
 /// A whole number as DRF's `IntegerField` reads one; the magnitude saturates at `u64::MAX`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -416,8 +427,8 @@ mod tests {
         let page = |q: &str| ok(&format!("postcode=G21AL&{q}"), ApiVersion::V4).4;
         assert_eq!(page("page=3"), PageNumber::Number(3));
         assert_eq!(page("page=last"), PageNumber::Last);
-        assert_eq!(page("page=+last+"), PageNumber::Last, "trimmed like a number");
-        for invalid in ["page=0", "page=-1", "page=two", "page=", "page=1.0", "page=Last", "page=lastt"] {
+        assert_eq!(page("page=2&page=last"), PageNumber::Last, "the last value counts");
+        for invalid in ["page=0", "page=-1", "page=two", "page=", "page=1.0", "page=LAST", "page=+last"] {
             assert_eq!(page(invalid), PageNumber::Invalid, "{invalid}");
         }
     }

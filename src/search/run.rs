@@ -125,20 +125,10 @@ pub fn run(index: &SearchIndex, params: &SearchParams<'_>, deadline: Deadline) -
         return Err(InvalidPage.into());
     }
     let hits = matches(index, params, deadline)?;
-    let page = match params.page {
-        PageNumber::Number(page) => page,
-        PageNumber::Last => last_page(hits.len(), params.page_size),
-        PageNumber::Invalid => return Err(InvalidPage.into()),
-    };
+    let page = params.page.resolve(hits.len(), params.page_size).ok_or(InvalidPage)?;
     // Ordering a deep page of a large result is the one step left that can take long.
     deadline.check()?;
     Ok(cut_page(hits, page, params.page_size)?)
-}
-
-/// The number of the last page of `count` results in pages of `size`: 1 when there are none
-/// (page 1 always exists), so `page=last` is always a page (Search 8).
-pub fn last_page(count: usize, size: usize) -> u64 {
-    count.div_ceil(size.max(1)).max(1) as u64
 }
 
 /// Orders just enough of `hits` to cut out page `page` of `size` (Search 7–8).
@@ -391,8 +381,6 @@ mod tests {
         assert_eq!(cut_page(vec![], 1, 10).unwrap().count, 0, "page 1 of nothing exists");
         assert_eq!(cut_page(vec![], 2, 10), Err(InvalidPage));
         assert_eq!(cut_page(hits.clone(), u64::MAX, 100), Err(InvalidPage));
-        assert_eq!([(0, 10), (1, 10), (10, 10), (11, 10), (25, 1)].map(|(n, s)| last_page(n, s)), [1, 1, 1, 2, 25]);
-        assert!(cut_page(hits.clone(), last_page(hits.len(), 10), 10).is_ok_and(|p| !p.has_next));
     }
 
     proptest! {

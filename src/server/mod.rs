@@ -39,6 +39,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::index::{IndexError, SearchIndex};
 use crate::render::html::{HtmlView, render_html};
+use crate::routing;
 use crate::search::{self, ApiVersion, Deadline, RawQuery, ResultPage};
 use crate::views::Publication;
 use crate::views::v3::{SearchPage, ServiceV3};
@@ -275,6 +276,7 @@ pub fn layered_with(router: Router, limits: Limits) -> Router {
             ApiError::Internal.into_response()
         }))
         .layer(middleware::map_response(standard_headers))
+        .layer(middleware::from_fn(cors_preflight))
         .layer(middleware::from_fn(access_log))
 }
 
@@ -391,6 +393,17 @@ pub async fn standard_headers(mut response: Response) -> Response {
     response
 }
 
+/// Adds the CORS preflight headers ([`routing::preflight_headers`]) to the answer to a
+/// preflight, whatever its status.
+pub async fn cors_preflight(request: Request, next: Next) -> Response {
+    let preflight = routing::preflight_headers(request.method(), request.headers());
+    let mut response = next.run(request).await;
+    for (name, value) in preflight.into_iter().flatten() {
+        response.headers_mut().insert(name, value);
+    }
+    response
+}
+
 /// One access log event per request ([`log::access`]): method, path, query, status,
 /// duration, body bytes.
 async fn access_log(request: Request, next: Next) -> Response {
@@ -433,19 +446,14 @@ fn endpoint(version: ApiVersion) -> MethodRouter<Arc<LiveState>> {
     })
 }
 
-/// OPTIONS: 200, the headers, no body; a CORS preflight also gets the headers of
-/// [`crate::routing::preflight_headers`].
+/// OPTIONS: 200, the headers, no body.
 fn options(uri: &Uri, headers: &HeaderMap) -> Response {
     let query = RawQuery::parse(uri.query().unwrap_or(""));
     let content_type = match negotiate::negotiate(&query, headers) {
         Ok(Format::Html) => HTML,
         _ => JSON,
     };
-    let mut response = (StatusCode::OK, [(header::CONTENT_TYPE, content_type)]).into_response();
-    if let Some(preflight) = crate::routing::preflight_headers(&Method::OPTIONS, headers) {
-        response.headers_mut().extend(preflight);
-    }
-    response
+    (StatusCode::OK, [(header::CONTENT_TYPE, content_type)]).into_response()
 }
 
 /// 404 `{"detail": "Not found."}` (or its HTML view): the fallback of [`app`].

@@ -17,8 +17,8 @@
 
 mod browser;
 mod cases;
-mod deploy;
 mod etag;
+mod deploy;
 mod nginx_only;
 mod rebuild;
 mod replicas;
@@ -63,6 +63,9 @@ against_both!(
     every_kind_of_response_has_the_api_headers,
     head_is_get_without_body,
     options_is_200_with_headers_and_no_body,
+    cors_preflight_is_answered,
+    import_page_last_is_the_last_page,
+    search_drops_stop_words,
     other_methods_are_405,
     unknown_paths_ids_and_slugs_are_404,
     operator_paths_are_not_served,
@@ -71,9 +74,6 @@ against_both!(
     json_and_html_are_gzipped,
     answers_agree_with_the_routing_rules,
     openapi_document_and_page_are_served,
-    page_last_is_the_last_page,
-    search_drops_stop_words,
-    cors_preflight_gets_methods_headers_and_max_age,
 );
 
 #[path = "../skipping/mod.rs"]

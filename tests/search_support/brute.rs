@@ -18,17 +18,11 @@ pub struct Query {
     pub location_type: Option<&'static str>,
     /// Metres.
     pub radius: u64,
-    /// Page number, from 1; `None` is `page=last`.
-    pub page: Option<u64>,
+    /// Page number, from 1.
+    pub page: u64,
     /// Page size.
     pub page_size: usize,
 }
-
-/// behaviour.md, Search 4, copied from there (not from the library).
-const STOP_WORDS: [&str; 33] = [
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
-    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
-];
 
 /// Words as the module documentation of `svcdir::index::text` defines them.
 fn words(text: &str) -> Vec<String> {
@@ -40,6 +34,12 @@ fn words(text: &str) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// behaviour.md, Search 4: the English stop words a query drops before matching.
+const STOP_WORDS: [&str; 33] = [
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
+    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
+];
 
 /// A word with its stem.
 struct Word {
@@ -119,11 +119,7 @@ fn search(oracle: &Oracle<'_>, query: &Query) -> Option<(usize, Vec<Uuid>)> {
     let postcode = dir.postcodes.find(&query.postcode).expect("a valid postcode");
     let mut query_words: Vec<Word> = Vec::new();
     for w in query.q.as_deref().map(|q| stemmed(&oracle.stemmer, q)).unwrap_or_default() {
-        // Search 4: stop words are dropped first; a `q` of nothing else is no `q`.
-        if STOP_WORDS.contains(&w.text.as_str()) {
-            continue;
-        }
-        if !query_words.iter().any(|seen| seen.text == w.text) {
+        if !STOP_WORDS.contains(&w.text.as_str()) && !query_words.iter().any(|seen| seen.text == w.text) {
             query_words.push(w);
         }
     }
@@ -192,10 +188,8 @@ fn search(oracle: &Oracle<'_>, query: &Query) -> Option<(usize, Vec<Uuid>)> {
     });
     // Search 8 and Errors.
     let count = hits.len();
-    // `page=last`: the last page, page 1 when there is nothing.
-    let page = query.page.unwrap_or_else(|| count.div_ceil(query.page_size).max(1) as u64);
-    let start = (page as usize - 1) * query.page_size;
-    if page > 1 && start >= count {
+    let start = (query.page as usize - 1) * query.page_size;
+    if query.page > 1 && start >= count {
         return None;
     }
     Some((count, hits.iter().skip(start).take(query.page_size).map(|h| h.3).collect()))

@@ -223,18 +223,24 @@ pub fn query(rng: &mut ChaCha8Rng, dir: &Directory, words: &[String]) -> (Query,
         url.append_pair("radius", &radius.to_string());
     }
     let q = rng.gen_bool(0.45).then(|| {
-        (0..rng.gen_range(1..3))
+        let mut q: Vec<String> = (0..rng.gen_range(1..3))
             .map(|_| {
-                // Now and then a stop word (Search 4), which must not narrow the result.
-                if rng.gen_bool(0.1) {
-                    return ["the", "for", "and", "with", "of"].choose(rng).expect("stop words").to_string();
-                }
                 let word = words.choose(rng).expect("words");
                 let edits = *[0, 0, 0, 1, 1, 2, 3].choose(rng).expect("edits");
                 typo(rng, word, edits)
             })
-            .collect::<Vec<_>>()
-            .join(" ")
+            .collect();
+        // Stop words, which the search drops (Search 4), sometimes alone.
+        if rng.gen_bool(0.15) {
+            q.insert(
+                rng.gen_range(0..=q.len()),
+                (*["for", "the", "and", "of", "The"].choose(rng).expect("stop")).into(),
+            );
+        }
+        if rng.gen_bool(0.03) {
+            q = vec!["to".into(), "the".into()];
+        }
+        q.join(" ")
     });
     if let Some(q) = &q {
         url.append_pair("q", q);
@@ -264,13 +270,10 @@ pub fn query(rng: &mut ChaCha8Rng, dir: &Directory, words: &[String]) -> (Query,
             size.min(100)
         }
     };
-    let page =
-        *[Some(1u64), Some(1), Some(1), Some(1), Some(1), Some(2), Some(3), Some(40), None].choose(rng).expect("pages");
-    match page {
-        Some(n) if n != 1 || rng.gen_bool(0.2) => url.append_pair("page", &n.to_string()),
-        Some(_) => &mut url,
-        None => url.append_pair("page", "last"),
-    };
+    let page = *[1u64, 1, 1, 1, 1, 2, 3, 40].choose(rng).expect("pages");
+    if page != 1 || rng.gen_bool(0.2) {
+        url.append_pair("page", &page.to_string());
+    }
     let path = if v3 { "/api/v3/search/" } else { "/api/v4/services/" };
     let query = Query { postcode: spelling, q, categories, location_type, radius, page, page_size };
     (query, format!("{path}?{}", url.finish()))
