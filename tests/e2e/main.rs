@@ -17,8 +17,8 @@
 
 mod browser;
 mod cases;
-mod etag;
 mod deploy;
+mod etag;
 mod nginx_only;
 mod rebuild;
 mod replicas;
