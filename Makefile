@@ -9,14 +9,6 @@ INDEX ?= build/search.idx
 
 .PHONY: build test lint sample bench-search clean help install
 
-## help: list the targets with what they do (from their `## target:` comments)
-help:
-	@grep -E '^## [a-zA-Z0-9_-]+:' $(MAKEFILE_LIST) | sed -e 's/^## //' | awk -F': ' '{ printf "  %-16s %s\n", $$1, substr($$0, length($$1) + 3) }'
-
-## install: cargo install --path . --locked (svcdir and svcdir-search into ~/.cargo/bin)
-install:
-	$(CARGO) install --path . --locked
-
 ## build: generate public/ and the search index from the embedded dataset in input/
 build:
 	$(CARGO) run --release --bin svcdir -- build --input $(INPUT) --output $(OUTPUT) --index $(INDEX) --base-url $(BASE_URL)
@@ -35,9 +27,18 @@ lint:
 sample:
 	$(CARGO) run --release --bin svcdir -- sample --services 400 --seed 2024 --output $(INPUT)
 
-## clean: remove the build output, its generations and lock file, and build/
+## clean: remove the build: the output, its generations, lock and temporary link beside it, and the index
 clean:
-	rm -rf $(OUTPUT) build $(dir $(OUTPUT)).$(notdir $(OUTPUT)).gens $(dir $(OUTPUT)).$(notdir $(OUTPUT)).lock
+	rm -rf $(OUTPUT) $(dir $(OUTPUT)).$(notdir $(OUTPUT)).gens* $(dir $(OUTPUT)).$(notdir $(OUTPUT)).lock $(dir $(INDEX))
+
+## install: install svcdir and svcdir-search into ~/.cargo/bin (cargo install --path . --locked)
+install:
+	$(CARGO) install --path . --locked
+
+## help: list these targets
+help:
+	@grep -hE '^## [a-zA-Z0-9_-]+:' $(MAKEFILE_LIST) | sed -e 's/^## //' | \
+		awk -F': ' '{ name = $$1; sub(/^[^:]*: /, ""); printf "  %-14s %s\n", name, $$0 }'
 
 # ---- deploying and trying it out (README, "Deploying") ----
 # Where `make serve` (and nginx, in `make nginx-config`) listen, and where svcdir-search does.

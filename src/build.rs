@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::config::BuildConfig;
 use crate::input::DataErrors;
 use crate::render::{RenderContext, RenderError};
-use crate::write::{Counts, Manifest, PublishSummary, Publisher, WriteError};
+use crate::write::{Counts, PublishSummary, Publisher, WriteError};
 
 /// What a build reports as it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,22 +69,13 @@ pub enum BuildError {
         /// The cause.
         source: std::io::Error,
     },
-    /// The build would publish no service, or fewer than half of what the output holds now,
-    /// and `--allow-shrink` was not given (behaviour.md, `svcdir build`).
-    #[error(
-        "refusing to publish {services} service{} where {output} now has {previous}: {why}; if this is intended, run again with --allow-shrink",
-        if *services == 1 { "" } else { "s" },
-        output = output.display()
-    )]
+    /// The build would publish no service, or under half of those published now.
+    #[error("{}", shrink_message(*.services, *.published))]
     Shrink {
-        /// Services of this build.
+        /// Services this build would publish.
         services: usize,
-        /// Services the output directory publishes now.
-        previous: usize,
-        /// The output directory.
-        output: std::path::PathBuf,
-        /// Which rule stopped it.
-        why: &'static str,
+        /// Services the output holds now (none known on a first build).
+        published: Option<usize>,
     },
     /// The input directory could not be read for its fingerprint.
     #[error("cannot read {path}: {source}")]
@@ -107,20 +98,17 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
         && index_hash().as_deref() == Some(published_index)
     {
         // Same input, configuration and program: the published output is already this
-        // build's output, byte for byte; its manifest holds the numbers.
+        // build's output, byte for byte.
         let manifest = publisher.published();
         let files = manifest.map_or(0, |m| m.files.len());
+        let bytes = manifest.map_or(0, |m| m.files.values().map(|f| f.size).sum());
         let counts = manifest.and_then(|m| m.counts).unwrap_or_default();
         return Ok(BuildSummary {
             services: counts.services,
             organisations: counts.organisations,
             postcodes: counts.postcodes,
             files,
-            publish: PublishSummary {
-                unchanged: files,
-                bytes: manifest.map_or(0, Manifest::bytes),
-                ..PublishSummary::default()
-            },
+            publish: PublishSummary { unchanged: files, bytes, ..PublishSummary::default() },
             index_bytes: file_size(&cfg.index),
             up_to_date: true,
             seconds: started.elapsed().as_secs_f64(),
@@ -130,13 +118,8 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     progress(Progress::Stage("loading"));
     let dir = crate::validate::load_directory(&cfg.input)?;
     if !cfg.allow_shrink {
-        check_shrink(dir.services.len(), published_services(&cfg.output), &cfg.output)?;
+        check_shrink(dir.services.len(), published_services(&publisher, &cfg.output))?;
     }
-    publisher.set_counts(Counts {
-        services: dir.services.len(),
-        organisations: dir.organisations.len(),
-        postcodes: dir.postcodes.postcodes.len(),
-    });
 
     progress(Progress::Stage("rendering"));
     let ctx = RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size };
@@ -176,7 +159,12 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     })?;
 
     progress(Progress::Stage("publishing"));
-    let publish = publisher.commit(&fingerprint, &index)?;
+    let counts = Counts {
+        services: dir.services.len(),
+        organisations: dir.organisations.len(),
+        postcodes: dir.postcodes.postcodes.len(),
+    };
+    let publish = publisher.commit(&fingerprint, &index, counts)?;
     Ok(BuildSummary {
         services: dir.services.len(),
         organisations: dir.organisations.len(),
@@ -189,27 +177,36 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     })
 }
 
-/// The shrink guard: no service at all, or fewer than half of `previous` (the services the
-/// output publishes now, `None` on a first build), stops the build before anything is
-/// written, so an empty or truncated export never empties the live site.
-pub fn check_shrink(services: usize, previous: Option<usize>, output: &Path) -> Result<(), BuildError> {
-    let previous_count = previous.unwrap_or(0);
-    let why = if services == 0 {
-        "the dataset has no published service (an empty or truncated export?)"
-    } else if services * 2 < previous_count {
-        "fewer than half of the services published now (a truncated export?)"
-    } else {
-        return Ok(());
+/// The shrink guard: an empty or truncated export must never empty the live site.
+fn check_shrink(services: usize, published: Option<usize>) -> Result<(), BuildError> {
+    let shrinks = match published {
+        _ if services == 0 => true,
+        Some(before) => services * 2 < before,
+        None => false,
     };
-    Err(BuildError::Shrink { services, previous: previous_count, output: output.to_owned(), why })
+    if shrinks { Err(BuildError::Shrink { services, published }) } else { Ok(()) }
 }
 
-/// The number of services the output directory publishes now: the `count` of its import,
-/// whatever version of svcdir wrote it; `None` when it holds no build.
-pub fn published_services(output: &Path) -> Option<usize> {
-    let bytes = std::fs::read(output.join(crate::render::paths::IMPORT).join("index.json")).ok()?;
-    let import: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    import.get("count")?.as_u64().map(|n| n as usize)
+fn shrink_message(services: usize, published: Option<usize>) -> String {
+    let what = match published {
+        Some(before) if services > 0 => {
+            format!("this build would publish {services} services, fewer than half of the {before} published now")
+        }
+        Some(before) => format!("this build would publish no service (the output holds {before} now)"),
+        None => "this build would publish no service".to_owned(),
+    };
+    format!("{what}; is the export empty or truncated? If this is intended, build again with --allow-shrink")
+}
+
+/// How many services the output holds now: recorded in its manifest, else (an output
+/// written before the count was recorded, or a plain directory) the `count` of its import.
+fn published_services(publisher: &Publisher, output: &Path) -> Option<usize> {
+    if let Some(counts) = publisher.published().and_then(|m| m.counts) {
+        return Some(counts.services);
+    }
+    let import = std::fs::read(output.join(crate::render::paths::IMPORT).join("index.json")).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&import).ok()?;
+    value.get("count")?.as_u64().map(|n| n as usize)
 }
 
 fn file_size(path: &Path) -> u64 {
@@ -254,16 +251,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shrink_guard() {
-        let out = Path::new("public");
-        assert!(check_shrink(10, None, out).is_ok(), "a first build");
-        assert!(check_shrink(5, Some(10), out).is_ok(), "exactly half");
-        assert!(check_shrink(11, Some(10), out).is_ok());
-        assert!(matches!(check_shrink(4, Some(10), out), Err(BuildError::Shrink { services: 4, previous: 10, .. })));
-        assert!(matches!(check_shrink(0, None, out), Err(BuildError::Shrink { services: 0, .. })), "empty first");
-        let message = check_shrink(0, Some(400), out).unwrap_err().to_string();
+    fn shrink_guard_thresholds() {
+        assert!(check_shrink(0, None).is_err(), "a first build with no service");
+        assert!(check_shrink(0, Some(0)).is_err());
+        assert!(check_shrink(1, None).is_ok());
+        assert!(check_shrink(5, Some(10)).is_ok(), "exactly half is not fewer than half");
+        assert!(check_shrink(4, Some(9)).is_err());
+        assert!(check_shrink(100, Some(10)).is_ok(), "growth");
+        let message = check_shrink(4, Some(9)).unwrap_err().to_string();
         assert!(
-            message.contains("0 services where public now has 400") && message.contains("--allow-shrink"),
+            message.contains("4 services, fewer than half of the 9") && message.contains("--allow-shrink"),
             "{message}"
         );
     }

@@ -57,7 +57,8 @@ pub struct ConvertArgs {
     #[arg(long = "from-import", value_name = "FILE", required = true, num_args = 1..)]
     pub from_import: Vec<PathBuf>,
     /// Dataset directory to write (created when missing; its dataset files overwritten).
-    #[arg(long = "output", visible_alias = "out", value_name = "DIR")]
+    /// `--out` is accepted too.
+    #[arg(long = "output", alias = "out", value_name = "DIR")]
     pub out: PathBuf,
     /// categories.json to use instead of the fixed list.
     #[arg(long, value_name = "FILE")]
@@ -75,8 +76,9 @@ pub struct ConvertArgs {
 pub struct SchemaArgs {
     /// Write one `<file>.schema.json` per dataset file (categories, service_areas,
     /// organisations, locations, services) into DIR, created when missing. Without it, one
-    /// JSON object mapping those file names to their schemas is printed.
-    #[arg(long = "output", visible_alias = "out", value_name = "DIR")]
+    /// JSON object mapping those file names to their schemas is printed. `--out` is
+    /// accepted too.
+    #[arg(long = "output", alias = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
 
@@ -107,6 +109,11 @@ pub struct BuildArgs {
     /// nginx's gzip_static and CDNs that serve stored encodings.
     #[arg(long)]
     pub precompress: bool,
+    /// Publish even when the build has no service, or fewer than half of the services the
+    /// output holds now. Without it such a build stops with exit 1 and changes nothing: an
+    /// empty or truncated export must never empty the live site.
+    #[arg(long)]
+    pub allow_shrink: bool,
     /// No progress bar and no summary line; errors are still printed.
     #[arg(long, short)]
     pub quiet: bool,
@@ -116,11 +123,6 @@ pub struct BuildArgs {
     /// [{file, line, field, value, message}], "more": N}`. No progress bar.
     #[arg(long)]
     pub json: bool,
-    /// Publish even when the build has no service, or fewer than half of the services the
-    /// output directory publishes now (without it such a build stops with exit 1, changing
-    /// nothing: an empty or truncated export must not empty the live site).
-    #[arg(long)]
-    pub allow_shrink: bool,
 }
 
 /// Options of `svcdir validate`.
@@ -129,9 +131,9 @@ pub struct ValidateArgs {
     /// Dataset directory.
     #[arg(long, value_name = "DIR", default_value = "input")]
     pub input: PathBuf,
-    /// Print one JSON object on stdout, as `svcdir build --json` does: `{"ok": true,
-    /// "services", "organisations", "locations", "postcodes"}`, or on failure `{"ok": false,
-    /// "errors": [{file, line, field, value, message}], "more": N}`.
+    /// Print one JSON object on stdout instead of the summary line, as `build --json` does:
+    /// `{"ok": true, services, organisations, locations, postcodes}`, or on failure
+    /// `{"ok": false, "errors": [{file, line, field, value, message}], "more": N}`.
     #[arg(long)]
     pub json: bool,
 }
@@ -146,7 +148,8 @@ pub struct SampleArgs {
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub seed: u64,
     /// Directory to write the dataset into; created when missing, its files overwritten.
-    #[arg(long = "output", visible_alias = "out", value_name = "DIR")]
+    /// `--out` is accepted too.
+    #[arg(long = "output", alias = "out", value_name = "DIR")]
     pub out: PathBuf,
 }
 
@@ -181,9 +184,9 @@ pub struct SearchArgs {
     /// of svcdir when the server says its format version differs.
     #[arg(long, value_name = "FILE", default_value = "build/search.idx")]
     pub index: PathBuf,
-    /// Address to listen on, HOST:PORT (port 0 picks a free port; the address is printed).
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8081", value_parser = listen_address)]
-    pub listen: String,
+    /// Address to listen on, IP:PORT (port 0 picks a free port; the address is printed).
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8081")]
+    pub listen: std::net::SocketAddr,
     /// Public origin used in `next` and `previous` links, e.g. `https://directory.example.org`.
     /// Overrides the base URL recorded in the index by `svcdir build --base-url`.
     #[arg(long, value_name = "URL")]
@@ -240,48 +243,12 @@ pub struct ServeArgs {
     /// The search index of the same build (`svcdir build --index`).
     #[arg(long, value_name = "FILE", default_value = "build/search.idx")]
     pub index: PathBuf,
-    /// Address to listen on (port 0 picks a free port; the URL is printed).
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080", value_parser = listen_address)]
-    pub listen: String,
+    /// Address to listen on, IP:PORT (port 0 picks a free port; the URL is printed).
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
     /// How the log on stderr (one event per request, start-up, reload, shutdown) is
     /// written: `text`, or `json` lines; `auto`: text on a terminal, JSON otherwise.
     /// RUST_LOG filters the events (`RUST_LOG=info,svcdir::access=off`: no access log).
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t, env = "SVCDIR_LOG_FORMAT")]
     pub log_format: crate::server::log::LogFormat,
-}
-
-/// A `--listen` value: `HOST:PORT`, the host a name or an IPv4 address or an IPv6 address in
-/// brackets, the port 0 to 65535. Checked by clap, so a bad one is a usage error (exit 2)
-/// before anything starts, not a failure to bind.
-pub fn listen_address(value: &str) -> Result<String, String> {
-    let bad = || "not HOST:PORT (for example 127.0.0.1:8080, [::1]:8080 or localhost:8080)".to_owned();
-    let (host, port) = value.rsplit_once(':').ok_or_else(bad)?;
-    let port_ok = !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && port.parse::<u16>().is_ok();
-    let host_ok = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        Some(v6) => v6.parse::<std::net::Ipv6Addr>().is_ok(),
-        None => {
-            !host.is_empty()
-                && host.len() <= 253
-                && host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
-                && !host.starts_with(['-', '.'])
-        }
-    };
-    if port_ok && host_ok { Ok(value.to_owned()) } else { Err(bad()) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn listen_addresses() {
-        for good in ["127.0.0.1:8080", "0.0.0.0:0", "[::1]:80", "localhost:65535", "a-b.example:1"] {
-            assert_eq!(listen_address(good).as_deref(), Ok(good), "{good}");
-        }
-        for bad in
-            ["8080", ":8080", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:x", "::1:80", "[nope]:80", "a b:1", "-a:1"]
-        {
-            assert!(listen_address(bad).is_err(), "{bad}");
-        }
-    }
 }

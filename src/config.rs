@@ -35,7 +35,7 @@ pub struct BuildConfig {
     pub import_page_size: usize,
     /// Write `.gz` and `.br` variants.
     pub precompress: bool,
-    /// Publish even when the build has no service or fewer than half of the published ones.
+    /// Publish even when the build has no service or under half of the published ones.
     pub allow_shrink: bool,
 }
 

@@ -48,42 +48,15 @@ pub enum ConvertError {
         /// The cause.
         source: serde_json::Error,
     },
-    /// A page's `next` or `previous` link does not say which page it is.
-    #[error("{path}: cannot tell which import page this is from its next and previous links")]
+    /// A page cannot tell which page of the import it is.
+    #[error("{path}: cannot tell which import page this is from its `next` and `previous` links")]
     PageNumber {
         /// The file.
         path: PathBuf,
     },
-    /// The pages are of different imports (their `count` differs).
-    #[error("{path}: this page counts {count} services, an earlier page {earlier}: pages of two different exports?")]
-    CountMismatch {
-        /// The file.
-        path: PathBuf,
-        /// Its count.
-        count: usize,
-        /// The earlier pages' count.
-        earlier: usize,
-    },
-    /// A page of the import was not given.
-    #[error(
-        "the import is incomplete: page {page} of {pages} is missing (the pages count {count} services); save /api/v4/import/?format=json&page={page} and give it with --from-import"
-    )]
-    MissingPage {
-        /// The first missing page.
-        page: u64,
-        /// How many pages the import has.
-        pages: u64,
-        /// Services the import counts.
-        count: usize,
-    },
-    /// Every page is there but the services do not add up to the count.
-    #[error("the import is incomplete: its pages hold {found} different services, but count {count}")]
-    Shortfall {
-        /// Services found.
-        found: usize,
-        /// Services the import counts.
-        count: usize,
-    },
+    /// The pages given are not the whole import.
+    #[error("the import pages given are incomplete: {0}")]
+    Incomplete(String),
     /// Two pages disagree about one record.
     #[error("{path}: {what} {id} differs from the same record on an earlier page")]
     Conflict {
@@ -118,22 +91,23 @@ struct Page {
 }
 
 impl Page {
-    /// This page's number, read from its links: `next` names page N+1, `previous` page N-1
-    /// (or page 1 by having no `page`); a page with neither is the only one.
-    fn number(&self) -> Option<u64> {
-        let page_of = |url: &str| -> Option<Option<u64>> {
-            let query = url.split_once('?').map_or("", |(_, q)| q);
-            match form_urlencoded::parse(query.as_bytes()).filter(|(k, _)| k == "page").last() {
-                None => Some(None),
-                Some((_, v)) => v.trim().parse::<u64>().ok().map(Some),
-            }
-        };
-        match (&self.next, &self.previous) {
-            (Some(next), _) => page_of(next)?.and_then(|n| n.checked_sub(1)).filter(|n| *n >= 1),
-            (None, Some(previous)) => Some(page_of(previous)?.unwrap_or(1) + 1),
-            (None, None) => Some(1),
+    /// This page's number, read from its links: page 1 has no `previous`; otherwise the
+    /// `previous` link names page N-1, or the `next` link page N+1.
+    fn number(&self) -> Option<usize> {
+        let Some(previous) = &self.previous else { return Some(1) };
+        match page_param(previous) {
+            Some(n) => Some(n + 1),
+            // The first page's link may carry no `page` at all.
+            None if self.next.as_deref().and_then(page_param).is_none() => Some(2),
+            None => self.next.as_deref().and_then(page_param).and_then(|n| n.checked_sub(1)),
         }
     }
+}
+
+/// The `page` query parameter of a link (1 when it has a query but no `page`).
+fn page_param(link: &str) -> Option<usize> {
+    let query = link.split_once('?')?.1;
+    form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "page").map_or(Some(1), |(_, v)| v.parse().ok())
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -185,24 +159,64 @@ struct ImportLocation {
     longitude: f64,
 }
 
-/// Every page of the import is there and the services add up to its `count`. The number of
-/// pages is the last page's (the one without `next`), or, when that page is missing, what
-/// the size of the full pages gives.
-fn check_complete(
-    count: usize,
-    numbers: &BTreeSet<u64>,
-    last_page: u64,
-    page_size: usize,
-    found: usize,
-) -> Result<(), ConvertError> {
-    let pages = if last_page > 0 { last_page } else { count.div_ceil(page_size.max(1)).max(1) as u64 };
-    if let Some(page) = (1..=pages).find(|n| !numbers.contains(n)) {
-        return Err(ConvertError::MissingPage { page, pages, count });
+/// What the pages given say about the whole import, to tell a partial dump from a whole one.
+#[derive(Debug, Default)]
+struct DumpShape {
+    /// The `count` every page states, and the first file stating it.
+    count: Option<(usize, PathBuf)>,
+    /// Page numbers seen.
+    pages: BTreeSet<usize>,
+    /// The number of the page with no `next` link (the last one), when given.
+    last: Option<usize>,
+}
+
+impl DumpShape {
+    fn add(&mut self, path: &Path, number: usize, page: &Page) -> Result<(), ConvertError> {
+        match &self.count {
+            Some((count, first)) if *count != page.count => {
+                return Err(ConvertError::Incomplete(format!(
+                    "{} says the import holds {} services but {} says {count}: pages of different exports?",
+                    path.display(),
+                    page.count,
+                    first.display()
+                )));
+            }
+            Some(_) => {}
+            None => self.count = Some((page.count, path.to_owned())),
+        }
+        self.pages.insert(number);
+        if page.next.is_none() {
+            self.last = Some(number);
+        }
+        Ok(())
     }
-    if found != count {
-        return Err(ConvertError::Shortfall { found, count });
+
+    /// Every page from 1 to the last is present and the services add up to `count`.
+    fn check_complete(&self, services: usize) -> Result<(), ConvertError> {
+        let Some((count, _)) = &self.count else { return Ok(()) };
+        let seen_last = self.pages.last().copied().unwrap_or(1);
+        let Some(last) = self.last else {
+            return Err(ConvertError::Incomplete(format!(
+                "page {} is missing (page {seen_last}, the last one given, links to a next page)",
+                seen_last + 1
+            )));
+        };
+        let missing: Vec<String> = (1..=last).filter(|n| !self.pages.contains(n)).map(|n| n.to_string()).collect();
+        if let Some(first) = missing.first() {
+            let which = if missing.len() == 1 {
+                format!("page {first} is missing")
+            } else {
+                format!("pages {} are missing", missing.join(", "))
+            };
+            return Err(ConvertError::Incomplete(format!("{which} (the import has {last} pages)")));
+        }
+        if services != *count {
+            return Err(ConvertError::Incomplete(format!(
+                "the pages hold {services} different services but the import's count is {count}"
+            )));
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ConvertError + '_ {
@@ -212,28 +226,13 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ConvertError + '_ {
 /// Converts the pages into a dataset directory.
 pub fn convert(cfg: &ConvertConfig) -> Result<Report, ConvertError> {
     let mut services: BTreeMap<Uuid, ImportService> = BTreeMap::new();
-    let mut count = None;
-    let mut numbers = BTreeSet::new();
-    let mut last_page = 0;
-    let mut page_size = 0;
+    let mut dump = DumpShape::default();
     for path in &cfg.pages {
         let bytes = std::fs::read(path).map_err(io(path))?;
         let page: Page =
             serde_json::from_slice(&bytes).map_err(|source| ConvertError::Page { path: path.clone(), source })?;
         let number = page.number().ok_or_else(|| ConvertError::PageNumber { path: path.clone() })?;
-        match count {
-            Some(earlier) if earlier != page.count => {
-                return Err(ConvertError::CountMismatch { path: path.clone(), count: page.count, earlier });
-            }
-            _ => count = Some(page.count),
-        }
-        // The last page is the one without `next`; full pages tell the page size.
-        if page.next.is_none() {
-            last_page = last_page.max(number);
-        } else {
-            page_size = page_size.max(page.data.len());
-        }
-        numbers.insert(number);
+        dump.add(path, number, &page)?;
         for service in page.data {
             match services.get(&service.id) {
                 Some(seen) if *seen != service => {
@@ -245,7 +244,8 @@ pub fn convert(cfg: &ConvertConfig) -> Result<Report, ConvertError> {
             }
         }
     }
-    check_complete(count.unwrap_or(0), &numbers, last_page, page_size, services.len())?;
+
+    dump.check_complete(services.len())?;
 
     let mut organisations: BTreeMap<Uuid, (ImportOrganisation, String)> = BTreeMap::new();
     let mut locations: BTreeMap<Uuid, LocationRecord> = BTreeMap::new();
@@ -404,42 +404,4 @@ fn copy_postcodes(from: &Path, to: &Path) -> Result<(), ConvertError> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod completeness_tests {
-    use super::*;
-
-    fn page(next: Option<&str>, previous: Option<&str>) -> Page {
-        Page { count: 0, next: next.map(str::to_owned), previous: previous.map(str::to_owned), data: vec![] }
-    }
-
-    #[test]
-    fn page_numbers_from_links() {
-        let base = "https://x.example/api/v4/import/?format=json";
-        assert_eq!(page(None, None).number(), Some(1));
-        assert_eq!(page(Some(&format!("{base}&page=2")), None).number(), Some(1));
-        assert_eq!(page(Some(&format!("{base}&page=4")), Some(&format!("{base}&page=2"))).number(), Some(3));
-        assert_eq!(page(None, Some(&format!("{base}&page=6"))).number(), Some(7));
-        assert_eq!(page(None, Some(base)).number(), Some(2), "page 2's previous may omit page");
-        assert_eq!(page(Some(&format!("{base}&page=x")), None).number(), None);
-        assert_eq!(page(Some(&format!("{base}&page=1")), None).number(), None);
-    }
-
-    #[test]
-    fn missing_pages_are_named() {
-        let set = |n: &[u64]| n.iter().copied().collect::<BTreeSet<u64>>();
-        assert!(check_complete(5, &set(&[1, 2, 3]), 3, 2, 5).is_ok());
-        assert!(check_complete(0, &set(&[1]), 1, 0, 0).is_ok(), "an empty import");
-        let err = check_complete(5, &set(&[1, 3]), 3, 2, 3).unwrap_err();
-        assert!(matches!(err, ConvertError::MissingPage { page: 2, pages: 3, count: 5 }), "{err}");
-        assert!(err.to_string().contains("page=2"), "{err}");
-        // The last page itself missing: the full pages' size tells how many there are.
-        let err = check_complete(5, &set(&[1, 2]), 0, 2, 4).unwrap_err();
-        assert!(matches!(err, ConvertError::MissingPage { page: 3, pages: 3, .. }), "{err}");
-        assert!(matches!(
-            check_complete(6, &set(&[1, 2]), 2, 3, 5),
-            Err(ConvertError::Shortfall { found: 5, count: 6 })
-        ));
-    }
 }

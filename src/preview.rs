@@ -6,11 +6,14 @@
 //! [`crate::server::app`]; everything else is a file of `public/` or one of the bodies of
 //! [`crate::routing`]. The headers are the search server's ([`server::standard_headers`]),
 //! plus the `Cache-Control` of [`routing::cache_control`] and gzip as nginx applies it.
-//! Files carry their manifest content hash as `ETag` and answer `If-None-Match` with 304,
-//! as a CDN serving the published objects does.
 //! This module does not build anything and never writes to `public/`. Files are read per
 //! request, so a rebuild is served at once; the search index is held in a
 //! [`server::LiveState`] that SIGHUP reloads ([`server::reload`]), as in `svcdir-search`.
+//!
+//! A file answered 200 carries an `ETag`, the file's content hash as the build's
+//! `_manifest.json` records it (XXH3-128 hex, hashed here from the bytes read, so it is
+//! never stale), and `If-None-Match` with that tag is answered 304, as a CDN in front
+//! does; a gzipped answer's tag is weak (`W/`), as nginx makes it.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -22,7 +25,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use headers::{ETag, HeaderMapExt, IfNoneMatch};
+use headers::HeaderMapExt;
 use tower::ServiceExt;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
@@ -114,7 +117,7 @@ impl Site {
             .layer(middleware::from_fn(server::cors_preflight))
             .layer(middleware::from_fn(mark_head))
             .layer(CompressionLayer::new().compress_when(SizeAbove::new(GZIP_MIN_LENGTH).and(NginxGzip)))
-            .layer(middleware::map_response(weaken_etag))
+            .layer(middleware::map_response(weaken_etag_when_encoded))
             .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| ApiError::Internal.into_response()))
     }
 }
@@ -194,43 +197,31 @@ async fn answer_static(inner: &Inner, answer: &Answer, method: &Method, request:
     }
 }
 
-/// A file of the build, with its ETag: the content hash the build's manifest records for
-/// it (the same function over the same bytes, so it is the manifest's value even while a
-/// rebuild swaps the generation). A matching `If-None-Match` gets 304 with no body, as a
-/// CDN in front of the files answers.
+/// A file of the build, 200 with its `ETag`, or 304 when `If-None-Match` names that tag.
 fn answer_file(format: Format, bytes: Vec<u8>, request: &HeaderMap) -> Response {
     let tag = format!("\"{}\"", crate::write::content_hash(&bytes));
-    let etag: Option<ETag> = tag.parse().ok();
-    let fresh = match (request.typed_get::<IfNoneMatch>(), &etag) {
-        (Some(if_none_match), Some(etag)) => !if_none_match.precondition_passes(etag),
-        _ => false,
-    };
-    let mut response = if fresh {
-        let cache = routing::cache_control(Origin::Static, StatusCode::NOT_MODIFIED);
-        let content_type = match format {
-            Format::Json => server::JSON,
-            Format::Html => server::HTML,
-        };
-        (StatusCode::NOT_MODIFIED, [(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, cache)])
-            .into_response()
+    let etag: headers::ETag = tag.parse().expect("a quoted hex string is an entity tag");
+    let unchanged = request.typed_get::<headers::IfNoneMatch>().is_some_and(|inm| !inm.precondition_passes(&etag));
+    let mut response = if unchanged {
+        let cache = routing::cache_control(Origin::Static, StatusCode::OK);
+        (StatusCode::NOT_MODIFIED, [(header::CACHE_CONTROL, cache)]).into_response()
     } else {
         answer_bytes(StatusCode::OK, format, bytes, Origin::Static)
     };
-    if let Some(etag) = etag {
-        response.headers_mut().typed_insert(etag);
-    }
+    response.headers_mut().typed_insert(etag);
     response
 }
 
-/// Makes the ETag of a compressed response weak, as nginx does: the gzip bytes are not the
-/// bytes the strong tag names.
-async fn weaken_etag(mut response: Response) -> Response {
-    if response.headers().contains_key(header::CONTENT_ENCODING)
-        && let Some(tag) = response.headers().get(header::ETAG)
-        && !tag.as_bytes().starts_with(b"W/")
-        && let Ok(weak) = HeaderValue::from_bytes(&[b"W/", tag.as_bytes()].concat())
+/// A compressed body is another representation: its tag becomes weak, as nginx's gzip
+/// makes it (a weak tag still matches `If-None-Match`, which compares weakly).
+async fn weaken_etag_when_encoded<B>(mut response: axum::http::Response<B>) -> axum::http::Response<B> {
+    let headers = response.headers_mut();
+    if headers.contains_key(header::CONTENT_ENCODING)
+        && let Some(tag) = headers.get(header::ETAG).and_then(|v| v.to_str().ok())
+        && !tag.starts_with("W/")
+        && let Ok(weak) = HeaderValue::from_str(&format!("W/{tag}"))
     {
-        response.headers_mut().insert(header::ETAG, weak);
+        headers.insert(header::ETAG, weak);
     }
     response
 }

@@ -99,29 +99,24 @@ pub struct Manifest {
     pub index: String,
     /// Every file but the manifest, by relative path.
     pub files: BTreeMap<String, FileEntry>,
-    /// What the build published, so that a later build found up to date reports the same
-    /// numbers (absent in manifests of older versions).
+    /// What the build published (absent in manifests written before it was recorded): the
+    /// next build's shrink guard and an up-to-date build's summary read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counts: Option<Counts>,
 }
 
-/// The numbers of a build's output, recorded in its manifest.
+/// How many records a build published.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Published services.
     pub services: usize,
     /// Published organisations.
     pub organisations: usize,
-    /// Live postcodes of the search index.
+    /// Live postcodes.
     pub postcodes: usize,
 }
 
 impl Manifest {
-    /// Bytes of every file of the generation.
-    pub fn bytes(&self) -> u64 {
-        self.files.values().map(|f| f.size).sum()
-    }
-
     /// Reads a generation's manifest; `None` when absent, unreadable or of another version.
     fn read(dir: &Path) -> Option<Manifest> {
         let bytes = fs::read(dir.join(MANIFEST)).ok()?;
@@ -158,7 +153,6 @@ pub struct Publisher {
     /// What the target generation holds on disk, once prepared.
     held: Manifest,
     new: Mutex<BTreeMap<String, FileEntry>>,
-    counts: Option<Counts>,
     written: AtomicUsize,
     bytes: AtomicU64,
     /// Held for the whole build (see [`Publisher::open`]).
@@ -263,7 +257,6 @@ impl Publisher {
             active,
             held: Manifest::default(),
             new: Mutex::new(BTreeMap::new()),
-            counts: None,
             written: AtomicUsize::new(0),
             bytes: AtomicU64::new(0),
             _lock: lock,
@@ -278,11 +271,6 @@ impl Publisher {
     /// The published manifest, if any.
     pub fn published(&self) -> Option<&Manifest> {
         self.active.as_ref()
-    }
-
-    /// Records the numbers of this build in the manifest [`Publisher::commit`] writes.
-    pub fn set_counts(&mut self, counts: Counts) {
-        self.counts = Some(counts);
     }
 
     /// Makes the target generation a known state before anything is written into it:
@@ -347,7 +335,7 @@ impl Publisher {
 
     /// Removes what the target holds but the build did not put, writes its manifest, and
     /// publishes it by pointing the output link at it.
-    pub fn commit(self, fingerprint: &str, index: &str) -> Result<PublishSummary, WriteError> {
+    pub fn commit(self, fingerprint: &str, index: &str, counts: Counts) -> Result<PublishSummary, WriteError> {
         let files = self.new.into_inner().unwrap_or_else(|e| e.into_inner());
         let stale: Vec<&String> = self.held.files.keys().filter(|p| !files.contains_key(*p)).collect();
         stale.par_iter().try_for_each(|rel| remove_file_and_empty_parents(&self.target, rel))?;
@@ -357,7 +345,7 @@ impl Publisher {
             fingerprint: fingerprint.to_owned(),
             index: index.to_owned(),
             files,
-            counts: self.counts,
+            counts: Some(counts),
         };
         write_file_atomically(&self.target.join(MANIFEST), &serde_json::to_vec(&manifest)?)?;
         sync_dir(&self.target);
@@ -589,7 +577,7 @@ mod tests {
         for (path, content) in files {
             publisher.put(path, content.as_bytes()).unwrap();
         }
-        publisher.commit(fingerprint, "").unwrap()
+        publisher.commit(fingerprint, "", Counts::default()).unwrap()
     }
 
     fn tree(out: &Path) -> BTreeMap<String, String> {

@@ -44,15 +44,6 @@ impl DataError {
     }
 }
 
-/// A JSON value as an error shows it: a string's text (the report quotes it once), anything
-/// else as JSON.
-pub fn value_text(value: &serde_json::Value) -> String {
-    match value {
-        serde_json::Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
-}
-
 fn shorten(value: &str) -> String {
     const MAX: usize = 80;
     match value.char_indices().nth(MAX) {

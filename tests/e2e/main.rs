@@ -75,6 +75,3 @@ against_both!(
     answers_agree_with_the_routing_rules,
     openapi_document_and_page_are_served,
 );
-
-#[path = "../skipping/mod.rs"]
-mod skipping;

@@ -11,6 +11,3 @@ mod escaping;
 mod limits;
 mod paths;
 mod server;
-
-#[path = "../skipping/mod.rs"]
-mod skipping;

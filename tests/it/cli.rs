@@ -39,7 +39,7 @@ fn build_json_prints_one_summary_object() {
     assert_eq!(second["up_to_date"], true, "{second}");
     assert_eq!(second["unchanged"], first["files"]);
     assert_eq!(second["changed"], 0);
-    // issue 15: the numbers of the published build, not zeros.
+    // An up-to-date build reports what is published, not zeros (issue 15 item 5).
     for key in ["services", "organisations", "postcodes", "files", "bytes", "index_bytes"] {
         assert_eq!(second[key], first[key], "{key}: {second}");
     }
@@ -127,135 +127,197 @@ fn no_color_turns_colour_off_even_when_forced() {
     assert!(!help.stdout.contains(&0x1b), "{}", String::from_utf8_lossy(&help.stdout));
 }
 
-// ---- issue 15 ------------------------------------------------------------------------
+// --- issue 15: the shrink guard (item 4) and `validate --json` (item 5) ---
 
-fn stdout_json(output: &std::process::Output) -> Value {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(stdout.lines().count(), 1, "one JSON line on stdout:\n{stdout}");
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
-}
-
-#[test]
-fn validate_json_prints_one_object_like_build_json() {
-    let ok = common::svcdir(&["validate", "--json", "--input", fixture("small").to_str().unwrap()]);
-    assert_eq!(ok.status.code(), Some(0));
-    let value = stdout_json(&ok);
-    assert_eq!(value["ok"], true);
-    assert_eq!((value["services"].as_u64(), value["organisations"].as_u64()), (Some(6), Some(2)), "{value}");
-    assert!(value["locations"].as_u64().is_some() && value["postcodes"] == 2, "{value}");
-
-    let work = tempfile::tempdir().unwrap();
-    let input = work.path().join("input");
+/// The small fixture copied into `work/input`, so a test can change it.
+fn editable_small(work: &std::path::Path) -> std::path::PathBuf {
+    let input = work.join("input");
     common::copy_dir(&fixture("small"), &input);
-    std::fs::write(input.join("services.jsonl"), "{not json}\n").unwrap();
-    let bad = common::svcdir(&["validate", "--json", "--input", input.to_str().unwrap()]);
-    assert_eq!(bad.status.code(), Some(1));
-    let value = stdout_json(&bad);
-    assert_eq!(value["ok"], false);
-    assert_eq!(value["errors"][0]["file"], "services.jsonl", "{value}");
-    assert_eq!(value["errors"][0]["line"], 1, "{value}");
-    assert_eq!(value["more"], 0);
-    // The same shape as `build --json` on the same data.
-    let (code, built, _) = build_json(&input, work.path());
-    assert_eq!(code, Some(1));
-    assert_eq!(built, value);
+    input
 }
 
 #[test]
-fn output_is_the_option_everywhere_and_out_its_alias() {
+fn a_build_that_would_empty_the_site_stops_and_changes_nothing() {
     let work = tempfile::tempdir().unwrap();
-    for (option, dir) in [("--output", "new"), ("--out", "old")] {
-        let out = work.path().join(dir);
-        let sample = common::svcdir(&["sample", "--services", "12", "--seed", "3", option, out.to_str().unwrap()]);
-        common::assert_ok(&sample);
-        assert!(out.join("services.jsonl").is_file(), "sample {option}");
-        let schemas = work.path().join(format!("schemas-{dir}"));
-        common::assert_ok(&common::svcdir(&["schema", option, schemas.to_str().unwrap()]));
-        assert!(schemas.join("services.schema.json").is_file(), "schema {option}");
-    }
-    assert_eq!(
-        std::fs::read(work.path().join("new/services.jsonl")).unwrap(),
-        std::fs::read(work.path().join("old/services.jsonl")).unwrap()
-    );
-    for command in ["sample", "schema", "convert"] {
+    let input = editable_small(work.path());
+    common::assert_ok(&common::build(&input, work.path(), &[]));
+    let public = work.path().join("public");
+    let published = common::read_tree(&public);
+    let index = std::fs::read(work.path().join("search.idx")).unwrap();
+
+    std::fs::write(input.join("services.jsonl"), "").unwrap();
+    let refused = common::build(&input, work.path(), &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("would publish no service") && stderr.contains("--allow-shrink"), "{stderr}");
+    assert_eq!(common::read_tree(&public), published, "public/ unchanged byte for byte");
+    assert_eq!(std::fs::read(work.path().join("search.idx")).unwrap(), index, "index unchanged");
+
+    let allowed = common::build(&input, work.path(), &["--allow-shrink", "--json"]);
+    common::assert_ok(&allowed);
+    let summary: Value = serde_json::from_slice(&allowed.stdout).unwrap();
+    assert_eq!(summary["services"], 0, "{summary}");
+    assert_eq!(common::json(&public, "api/v4/import/index.json")["count"], 0);
+}
+
+#[test]
+fn a_build_with_under_half_the_published_services_stops() {
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    common::assert_ok(&common::build(&input, work.path(), &[]));
+    let public = work.path().join("public");
+    let published = common::read_tree(&public);
+
+    // 6 services published; the first 2 lines (both published) left.
+    let services = std::fs::read_to_string(input.join("services.jsonl")).unwrap();
+    let kept: Vec<&str> = services.lines().take(2).collect();
+    std::fs::write(input.join("services.jsonl"), kept.join("\n") + "\n").unwrap();
+    let refused = common::build(&input, work.path(), &["--json"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let body: Value = serde_json::from_slice(&refused.stdout).unwrap();
+    assert_eq!(body["ok"], false);
+    let message = body["errors"][0]["message"].as_str().unwrap();
+    assert!(message.contains("2 services, fewer than half of the 6 published now"), "{message}");
+    assert_eq!(common::read_tree(&public), published, "public/ unchanged byte for byte");
+
+    common::assert_ok(&common::build(&input, work.path(), &["--allow-shrink"]));
+    assert_eq!(common::json(&public, "api/v4/import/index.json")["count"], 2);
+}
+
+#[test]
+fn a_first_build_with_no_service_stops_unless_allowed() {
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    std::fs::write(input.join("services.jsonl"), "").unwrap();
+    let refused = common::build(&input, work.path(), &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(!work.path().join("public").exists(), "nothing published");
+    assert!(!work.path().join("search.idx").exists(), "no index written");
+    common::assert_ok(&common::build(&input, work.path(), &["--allow-shrink"]));
+}
+
+#[test]
+fn validate_json_prints_one_object() {
+    let ok = common::svcdir(&["validate", "--input", fixture("small").to_str().unwrap(), "--json"]);
+    common::assert_ok(&ok);
+    let stdout = String::from_utf8(ok.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let value: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(value["ok"], true);
+    assert_eq!(value["services"], 6);
+    assert_eq!(value["organisations"], 2);
+    assert_eq!(value["postcodes"], 2);
+    assert!(value["locations"].as_u64().is_some_and(|n| n > 0), "{value}");
+
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    std::fs::write(input.join("services.jsonl"), "{not json\n").unwrap();
+    let bad = common::svcdir(&["validate", "--input", input.to_str().unwrap(), "--json"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let value: Value = serde_json::from_slice(&bad.stdout).unwrap();
+    assert_eq!(value["ok"], false);
+    assert_eq!(value["errors"][0]["file"], "services.jsonl");
+    assert_eq!(value["errors"][0]["line"], 1);
+    assert!(value["more"].as_u64().is_some(), "{value}");
+}
+
+// --- issue 15 item 9: consistent options, usage errors, progress, quoting ---
+
+#[test]
+fn output_names_every_written_folder_and_the_old_out_still_works() {
+    let work = tempfile::tempdir().unwrap();
+    for (command, flag) in [("sample", "--output"), ("sample", "--out"), ("schema", "--output"), ("schema", "--out")] {
         let help = common::svcdir(&[command, "--help"]);
         let text = String::from_utf8_lossy(&help.stdout);
-        assert!(text.contains("--output <DIR>") && text.contains("aliases: --out"), "{command} --help:\n{text}");
+        assert!(text.contains("--output <DIR>"), "{command} --help names --output:\n{text}");
+        let dir = work.path().join(format!("{command}{flag}"));
+        let mut args = vec![command, flag, dir.to_str().unwrap()];
+        if command == "sample" {
+            args.extend(["--services", "20"]);
+        }
+        common::assert_ok(&common::svcdir(&args));
+        assert!(std::fs::read_dir(&dir).unwrap().count() > 0, "{command} {flag} wrote into {}", dir.display());
     }
+    let help = common::svcdir(&["convert", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--output <DIR>"));
+    let same = |flag: &str| {
+        let dir = work.path().join(format!("schema-again{flag}"));
+        common::assert_ok(&common::svcdir(&["schema", flag, dir.to_str().unwrap()]));
+        common::read_tree(&dir)
+    };
+    assert_eq!(same("--out"), same("--output"), "the alias does the same");
 }
 
 #[test]
 fn a_bad_listen_address_is_a_usage_error() {
-    for (binary, args) in [
-        (env!("CARGO_BIN_EXE_svcdir"), &["serve", "--listen"][..]),
-        (env!("CARGO_BIN_EXE_svcdir-search"), &["--listen"][..]),
-    ] {
-        for bad in ["nonsense", "127.0.0.1", "127.0.0.1:99999", "[zz]:80"] {
-            let output = Command::new(binary).args(args).arg(bad).output().unwrap();
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            assert_eq!(output.status.code(), Some(2), "{binary} {args:?} {bad}: {stderr}");
-            assert!(stderr.contains("not HOST:PORT"), "{stderr}");
-            // clap quotes the value once; the message does not quote it again.
-            assert_eq!(stderr.matches(bad).count(), 1, "{stderr}");
-        }
-    }
-}
-
-#[test]
-fn make_help_lists_every_documented_target_and_clean_removes_the_generations() {
-    let repo = common::repo();
-    let makefile = std::fs::read_to_string(repo.join("Makefile")).unwrap();
-    let help = Command::new("make").arg("-s").arg("-C").arg(&repo).arg("help").output().expect("make runs");
-    assert!(help.status.success());
-    let listed = String::from_utf8_lossy(&help.stdout);
-    let documented: Vec<&str> = makefile
-        .lines()
-        .filter_map(|l| l.strip_prefix("## ")?.split_once(':').map(|(t, _)| t))
-        .filter(|t| !t.contains(' '))
-        .collect();
-    for target in ["help", "install", "build", "test", "clean", "lint"] {
-        assert!(documented.contains(&target), "{target} has a `## {target}:` comment");
-    }
-    for target in &documented {
-        assert!(listed.lines().any(|l| l.split_whitespace().next() == Some(target)), "{target}:\n{listed}");
-    }
-
-    // `make clean` with this Makefile, in a scratch folder holding a real build.
     let work = tempfile::tempdir().unwrap();
-    std::fs::copy(repo.join("Makefile"), work.path().join("Makefile")).unwrap();
-    common::assert_ok(&common::build(&fixture("small"), work.path(), &[]));
-    std::fs::create_dir_all(work.path().join("build")).unwrap();
-    for left in ["public", ".public.gens", ".public.lock"] {
-        assert!(work.path().join(left).symlink_metadata().is_ok(), "{left} before");
+    let public = work.path().join("public");
+    for listen in ["nonsense", "127.0.0.1", "127.0.0.1:99999", "localhost:"] {
+        let out = common::svcdir(&["serve", "--public", public.to_str().unwrap(), "--listen", listen]);
+        assert_eq!(out.status.code(), Some(2), "serve --listen {listen}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--listen"), "{stderr}");
+        let search = Command::new(env!("CARGO_BIN_EXE_svcdir-search")).args(["--listen", listen]).output().unwrap();
+        assert_eq!(search.status.code(), Some(2), "svcdir-search --listen {listen}");
     }
-    let clean = Command::new("make").arg("-s").arg("-C").arg(work.path()).arg("clean").output().unwrap();
-    assert!(clean.status.success(), "{}", String::from_utf8_lossy(&clean.stderr));
-    for gone in ["public", ".public.gens", ".public.lock", "build"] {
-        assert!(work.path().join(gone).symlink_metadata().is_err(), "{gone} after make clean");
-    }
-    // And git ignores them.
-    let ignore = std::fs::read_to_string(repo.join(".gitignore")).unwrap();
-    assert!(ignore.lines().any(|l| l == ".*.gens/") && ignore.lines().any(|l| l == ".*.lock"), "{ignore}");
 }
 
 #[test]
-fn cargo_toml_declares_the_license_and_the_real_rust_version_readme_states() {
-    let repo = common::repo();
-    let manifest = std::fs::read_to_string(repo.join("Cargo.toml")).unwrap();
-    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
-    let version = manifest
-        .lines()
-        .find_map(|l| l.strip_prefix("rust-version = \""))
-        .and_then(|v| v.strip_suffix('"'))
-        .expect("rust-version in Cargo.toml");
-    // rstar 0.14, a dependency, declares 1.90: nothing lower can build it.
-    assert!(version.split('.').map(|p| p.parse::<u32>().unwrap()).collect::<Vec<_>>() >= vec![1, 90], "{version}");
-    assert!(readme.contains(&format!("{version} or newer")), "README states {version}");
-    assert!(manifest.contains("license = \"MIT OR Apache-2.0\""));
-    for file in ["LICENSE-MIT", "LICENSE-APACHE", "CHANGELOG.md"] {
-        assert!(repo.join(file).is_file(), "{file}");
+fn the_progress_bar_never_shows_0_of_0() {
+    // The bar is drawn on a terminal only: `script` gives the build one.
+    if svcdir::test_support::skip_unless(
+        Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success()),
+        "`script` (util-linux) is absent: no terminal to draw the progress bar on",
+    ) {
+        return;
     }
-    assert!(readme.contains("cargo install --path . --locked"));
-    let changelog = std::fs::read_to_string(repo.join("CHANGELOG.md")).unwrap();
-    assert!(changelog.contains("## [Unreleased]") && changelog.contains("keepachangelog"));
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::assert_ok(&common::svcdir(&["sample", "--output", input.to_str().unwrap(), "--services", "2000"]));
+    let build = format!(
+        "'{}' build --input '{}' --output '{}' --index '{}' --base-url {}",
+        env!("CARGO_BIN_EXE_svcdir"),
+        input.display(),
+        work.path().join("public").display(),
+        work.path().join("search.idx").display(),
+        common::BASE_URL
+    );
+    let typescript = work.path().join("typescript");
+    let out = Command::new("script")
+        .args(["--quiet", "--return", "--command", &build])
+        .arg(&typescript)
+        .env("TERM", "xterm")
+        .env_remove("SVCDIR_BASE_URL")
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let drawn = String::from_utf8_lossy(&std::fs::read(&typescript).unwrap()).into_owned();
+    assert!(drawn.contains("built "), "the build ran on the terminal:\n{drawn}");
+    assert!(drawn.contains("loading"), "a stage was drawn:\n{drawn}");
+    assert!(!drawn.contains("0/0"), "no 0/0 in what the terminal showed:\n{drawn}");
+}
+
+#[test]
+fn error_values_are_quoted_once() {
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    let path = input.join("locations.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut record: Value = serde_json::from_str(&lines[1]).unwrap();
+    record["latitude"] = serde_json::json!("north");
+    record["x_ok"] = serde_json::json!("fine");
+    record["colour"] = serde_json::json!("blue");
+    lines[1] = record.to_string();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+
+    let out = common::svcdir(&["validate", "--input", input.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("field `latitude`, value \"north\""), "{stderr}");
+    assert!(!stderr.contains("\\\""), "no escaped quote inside a quoted value:\n{stderr}");
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let values: Vec<&str> = value["errors"].as_array().unwrap().iter().filter_map(|e| e["value"].as_str()).collect();
+    assert!(values.contains(&"north"), "{value}");
+    assert!(values.iter().all(|v| !v.starts_with('"')), "{values:?}");
 }

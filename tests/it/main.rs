@@ -11,9 +11,6 @@ mod cli;
 mod convert;
 mod openapi;
 mod postcodes;
+mod repository;
 mod schema;
-mod skipping_rule;
 mod slugs;
-
-#[path = "../skipping/mod.rs"]
-mod skipping;

@@ -67,7 +67,7 @@ const PER_RECORD_CASES: &[&str] = &[
 /// (`date-time` is part of the contract, as the loader parses the calendar date).
 fn schemas() -> Vec<(String, jsonschema::Validator)> {
     let out = tempfile::tempdir().unwrap();
-    assert_ok(&common::svcdir(&["schema", "--output", out.path().to_str().unwrap()]));
+    assert_ok(&common::svcdir(&["schema", "--out", out.path().to_str().unwrap()]));
     let mut names: Vec<String> =
         fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
