@@ -106,7 +106,9 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     let dir = crate::validate::load_directory(&cfg.input)?;
 
     progress(Progress::Stage("rendering"));
-    let ctx = RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size };
+    let oruk = crate::openreferral::Index::new(&dir);
+    let ctx =
+        RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size, oruk: &oruk };
     publisher.prepare()?;
     let jobs = ctx.jobs();
     progress(Progress::Jobs(jobs.len()));

@@ -13,6 +13,7 @@ pub mod input;
 pub mod model;
 pub mod nginx;
 pub mod openapi;
+pub mod openreferral;
 pub mod preview;
 pub mod render;
 pub mod routing;

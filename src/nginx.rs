@@ -128,6 +128,8 @@ impl NginxConfig {
             daemon_off => self.daemon_off,
             search_paths => search_paths,
             import_folder => paths::IMPORT,
+            oruk_folder => crate::openreferral::FOLDER,
+            oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
             errors_folder => paths::ERRORS,
             cache_static => quote(routing::CACHE_STATIC),
             cache_search => quote(routing::CACHE_SEARCH),

@@ -145,8 +145,8 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
     let folder = match endpoint {
         Endpoint::Search => return Route::Search(normal.unwrap_or_default()),
         Endpoint::Unknown => return Route::Static(Answer::NotFound(format.unwrap_or(Format::Json))),
-        Endpoint::Resource(folder) => Some(folder),
-        Endpoint::Import => None,
+        Endpoint::Resource(folder) => (folder, false),
+        Endpoint::Paged(folder) => (folder, true),
     };
     let Ok(format) = format else {
         // An unknown `format` is 404 in JSON (DRF falls back to its first renderer).
@@ -159,12 +159,13 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
         return Route::Static(Answer::Options(format));
     }
     let (folder, missing) = match folder {
-        Some(folder) => (folder, Missing::NotFound),
-        // The import's pages: `page` as the search reads it (its last value, trimmed, a whole
-        // number from 1); no `page` is the first page (behaviour.md, "Import and lists").
-        None => match query.last("page").map(|p| p.trim().parse::<u64>()) {
-            None => (paths::IMPORT.to_owned(), Missing::NotFound),
-            Some(Ok(n)) if n >= 1 => (format!("{}/page/{n}", paths::IMPORT), Missing::InvalidPage),
+        (folder, false) => (folder, Missing::NotFound),
+        // The import's pages (and those of the other paged lists): `page` as the search
+        // reads it (its last value, trimmed, a whole number from 1); no `page` is the first
+        // page (behaviour.md, "Import and lists").
+        (folder, true) => match query.last("page").map(|p| p.trim().parse::<u64>()) {
+            None => (folder, Missing::NotFound),
+            Some(Ok(n)) if n >= 1 => (format!("{folder}/page/{n}"), Missing::InvalidPage),
             Some(_) => return Route::Static(Answer::InvalidPage(format)),
         },
     };
@@ -179,7 +180,8 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Endpoint {
     Search,
-    Import,
+    /// A list paged with `?page=N`: the folder of page 1, pages at `<folder>/page/N`.
+    Paged(String),
     /// A folder of `public/` holding `index.json` and `index.html`.
     Resource(String),
     Unknown,
@@ -197,7 +199,10 @@ fn endpoint(path: &str) -> Endpoint {
         return Endpoint::Unknown;
     };
     if rel == paths::IMPORT {
-        return Endpoint::Import;
+        return Endpoint::Paged(rel.to_owned());
+    }
+    if let Some(endpoint) = open_data_endpoint(path, rel) {
+        return endpoint;
     }
     if LISTS.contains(&rel) || rel == paths::OPENAPI {
         return Endpoint::Resource(rel.to_owned());
@@ -215,6 +220,29 @@ fn endpoint(path: &str) -> Endpoint {
         }
     }
     Endpoint::Unknown
+}
+
+/// The open-data paths (issue 17): the Open Referral UK API under `/openreferral/`.
+fn open_data_endpoint(path: &str, rel: &str) -> Option<Endpoint> {
+    use crate::openreferral::{List, paths as oruk};
+    if rel == oruk::ROOT || rel == oruk::OPENAPI {
+        return Some(Endpoint::Resource(rel.to_owned()));
+    }
+    if path == format!("/{}", oruk::OPENAPI_FILE) {
+        return Some(Endpoint::Resource(oruk::OPENAPI.to_owned()));
+    }
+    for list in List::ALL {
+        let folder = oruk::list(list);
+        if rel == folder {
+            return Some(Endpoint::Paged(folder));
+        }
+        if let Some(key) = rel.strip_prefix(folder.as_str()).and_then(|k| k.strip_prefix('/'))
+            && is_key(key)
+        {
+            return Some(Endpoint::Resource(rel.to_owned()));
+        }
+    }
+    None
 }
 
 /// An id or a slug: the alphabet both are written in (input-format.md, "Slugs"), so a key
@@ -419,6 +447,36 @@ mod tests {
             route(&Method::GET, "/api/v4/import/", Some("page=0&format=api"), &HeaderMap::new()),
             Route::Static(Answer::InvalidPage(Format::Html))
         );
+    }
+
+    #[test]
+    fn open_referral_paths() {
+        let json = |path: &str, missing| file(path, Format::Json, missing);
+        assert_eq!(get("/openreferral"), json("openreferral/index.json", Missing::NotFound));
+        assert_eq!(get("/openreferral/"), json("openreferral/index.json", Missing::NotFound));
+        assert_eq!(get("/openreferral/openapi.json"), json("openreferral/openapi/index.json", Missing::NotFound));
+        let id = "5e000000-0000-4000-8000-000000000001";
+        for list in ["services", "service_at_locations", "organizations", "taxonomies", "taxonomy_terms"] {
+            let first = json(&format!("openreferral/{list}/index.json"), Missing::NotFound);
+            assert_eq!(get(&format!("/openreferral/{list}")), first);
+            assert_eq!(get(&format!("/openreferral/{list}/")), first);
+            let page = json(&format!("openreferral/{list}/page/3/index.json"), Missing::InvalidPage);
+            assert_eq!(get(&format!("/openreferral/{list}/?page=3")), page);
+            assert_eq!(get(&format!("/openreferral/{list}?page=0")), Route::Static(Answer::InvalidPage(Format::Json)));
+            assert_eq!(
+                get(&format!("/openreferral/{list}/{id}")),
+                json(&format!("openreferral/{list}/{id}/index.json"), Missing::NotFound)
+            );
+        }
+        for url in [
+            "/openreferral/services/page/2",
+            "/openreferral/services/page/2/index.json",
+            "/openreferral/services/A",
+            "/openreferral/locations/",
+            "/openreferral/index.json",
+        ] {
+            assert_eq!(get(url), Route::Static(Answer::NotFound(Format::Json)), "{url}");
+        }
     }
 
     #[test]

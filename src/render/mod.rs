@@ -68,6 +68,8 @@ pub enum Job {
     NotFound,
     /// The OpenAPI document (`/api/openapi.json`, `/api/openapi/`) and its reference page.
     OpenApi,
+    /// A file set of the Open Referral UK API (`crate::openreferral`).
+    OpenReferral(crate::openreferral::Job),
 }
 
 /// Where the static files live under the output directory. Each endpoint is a folder
@@ -110,8 +112,10 @@ pub struct RenderContext<'a> {
     pub dir: &'a Directory,
     /// Origins, licence, attribution.
     pub publication: &'a Publication,
-    /// Services per import page.
+    /// Services per import page (and items per page of the Open Referral UK lists).
     pub import_page_size: usize,
+    /// The order of the Open Referral UK lists.
+    pub oruk: &'a crate::openreferral::Index,
 }
 
 impl RenderContext<'_> {
@@ -133,6 +137,7 @@ impl RenderContext<'_> {
         jobs.extend((1..=self.import_pages()).map(Job::ImportPage));
         jobs.extend((0..self.dir.organisations.len() as OrgIx).map(Job::Organisation));
         jobs.extend((0..self.dir.services.len() as ServiceIx).map(Job::Service));
+        jobs.extend(crate::openreferral::jobs(self).into_iter().map(Job::OpenReferral));
         jobs
     }
 
@@ -192,6 +197,7 @@ impl RenderContext<'_> {
                     OutputFile { path: format!("{}/index.html", paths::OPENAPI), bytes: html },
                 ])
             }
+            Job::OpenReferral(job) => crate::openreferral::render(self, job),
             Job::NotFound => {
                 let body = serde_json::json!({ "detail": "Not found." });
                 let json = json_bytes(paths::ERRORS, &body)?;
@@ -261,7 +267,12 @@ fn html_bytes(
 }
 
 /// `index.json` and `index.html` of one endpoint folder.
-fn endpoint<T: Serialize>(folder: &str, request: &str, title: &str, body: &T) -> Result<Vec<OutputFile>, RenderError> {
+pub(crate) fn endpoint<T: Serialize>(
+    folder: &str,
+    request: &str,
+    title: &str,
+    body: &T,
+) -> Result<Vec<OutputFile>, RenderError> {
     let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder.to_owned(), source })?;
     Ok(vec![
         OutputFile { path: format!("{folder}/index.json"), bytes: json_bytes(folder, &value)? },
@@ -313,7 +324,8 @@ mod tests {
             *field = text.to_owned();
         }
         let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());
-        let ctx = RenderContext { dir: &dir, publication: &publication, import_page_size: 10 };
+        let oruk = crate::openreferral::Index::new(&dir);
+        let ctx = RenderContext { dir: &dir, publication: &publication, import_page_size: 10, oruk: &oruk };
         ctx.render(Job::Service(0)).expect("renders")
     }
 

@@ -529,6 +529,16 @@ pub fn answers_agree_with_the_routing_rules(d: &Deployment) {
         "/a/../../b",
         "/a%2",
         "/nope?format=api",
+        "/openreferral",
+        "/openreferral/openapi.json",
+        "/openreferral/services/?page=2",
+        "/openreferral/services?page=+2+&format=api",
+        "/openreferral/services/?page=0",
+        "/openreferral/services/?page=99",
+        "/openreferral/taxonomy_terms/?page=1&page=2",
+        "/openreferral/services/5e000000-0000-4000-8000-000000000002",
+        "/openreferral/services/page/2/",
+        "/openreferral/locations/",
     ];
     let accepts = ["", BROWSER, "*/*", "application/json, text/html;q=0.9"];
     let methods = ["GET", "HEAD", "OPTIONS", "POST"];
@@ -634,4 +644,46 @@ pub fn openapi_document_and_page_are_served(d: &Deployment) {
     }
     assert_json(&d.get("/api/openapi/x"), 404, "/api/openapi/x");
     assert_json(&d.get("/api/openapi.yaml"), 404, "/api/openapi.yaml");
+}
+
+/// The Open Referral UK API (issue 17): the root, every list page by `?page=N` with the
+/// bytes of its file, every object of every list by id, and invalid pages 404.
+pub fn open_referral_lists_and_objects_are_served(d: &Deployment) {
+    let root = assert_json(&d.get("/openreferral/"), 200, "ORUK root");
+    assert_eq!(root["version"], "3.0");
+    assert_eq!(root["openapi_url"], format!("{BASE_URL}/openreferral/openapi.json"));
+    let doc = assert_json(&d.get("/openreferral/openapi.json"), 200, "ORUK OpenAPI");
+    assert_eq!(doc["servers"][0]["url"], format!("{BASE_URL}/openreferral"));
+    let mut objects = 0;
+    for list in ["services", "service_at_locations", "organizations", "taxonomies", "taxonomy_terms"] {
+        let first = assert_json(&d.get(&format!("/openreferral/{list}")), 200, list);
+        assert_eq!(d.get(&format!("/openreferral/{list}/?page=1")).body, d.get(&format!("/openreferral/{list}/")).body);
+        let pages = first["total_pages"].as_u64().unwrap();
+        let mut ids = Vec::new();
+        for n in 1..=pages {
+            let target = format!("/openreferral/{list}/?page={n}");
+            let r = d.get(&target);
+            let page = assert_json(&r, 200, &target);
+            assert_eq!(r.body, d.build.file(&format!("openreferral/{list}/page/{n}/index.json")), "{target}");
+            assert_eq!(page["page_number"], n);
+            ids.extend(page["contents"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()));
+        }
+        assert_eq!(ids.len() as u64, first["total_items"].as_u64().unwrap(), "{list}");
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(ids, sorted, "{list} in id order");
+        for id in &ids {
+            let target = format!("/openreferral/{list}/{id}");
+            let object = assert_json(&d.get(&target), 200, &target);
+            assert_eq!(object["id"], id.as_str());
+            objects += 1;
+        }
+        let past = format!("/openreferral/{list}/?page={}", pages + 1);
+        assert_eq!(assert_json(&d.get(&past), 404, &past), serde_json::json!({"detail": "Invalid page."}));
+        let zero = format!("/openreferral/{list}/?page=0");
+        assert_eq!(assert_json(&d.get(&zero), 404, &zero), serde_json::json!({"detail": "Invalid page."}));
+        assert_html(&d.get(&format!("/openreferral/{list}/?format=api&page=1")), 200, list);
+    }
+    assert!(objects > 10, "{objects}");
+    assert!(d.build.json("openreferral/services/index.json")["total_pages"].as_u64().unwrap() >= 2);
 }

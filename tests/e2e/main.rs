@@ -67,4 +67,5 @@ against_both!(
     json_and_html_are_gzipped,
     answers_agree_with_the_routing_rules,
     openapi_document_and_page_are_served,
+    open_referral_lists_and_objects_are_served,
 );

@@ -21,6 +21,11 @@ fn every_endpoint_matches_its_reviewed_snapshot() {
             if path == "_manifest.json" {
                 continue;
             }
+            // The Open Referral UK documents are validated against the profile and one is
+            // snapshotted (tests/it/openreferral.rs).
+            if path.starts_with("openreferral/") {
+                continue;
+            }
             if let Some(endpoint) = path.strip_suffix("/index.json").or(path.strip_suffix(".json")) {
                 let value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
                 let name = endpoint.replace('/', "__");

@@ -10,6 +10,7 @@ mod bad_input;
 mod cli;
 mod convert;
 mod openapi;
+mod openreferral;
 mod postcodes;
 mod schema;
 mod slugs;
