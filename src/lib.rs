@@ -8,6 +8,7 @@ pub mod cli;
 pub mod compress;
 pub mod config;
 pub mod convert;
+pub mod downloads;
 pub mod index;
 pub mod input;
 pub mod model;

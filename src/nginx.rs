@@ -129,6 +129,10 @@ impl NginxConfig {
             search_paths => search_paths,
             import_folder => paths::IMPORT,
             oruk_folder => crate::openreferral::FOLDER,
+            downloads => crate::downloads::FILES
+                .iter()
+                .map(|&(path, content_type)| context! { path => path, content_type => content_type })
+                .collect::<Vec<_>>(),
             oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
             errors_folder => paths::ERRORS,
             cache_static => quote(routing::CACHE_STATIC),

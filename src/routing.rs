@@ -86,6 +86,14 @@ pub enum Answer {
     Options(Format),
     /// 400 for a path nginx refuses: a bad `%` escape, an encoded NUL, `..` above the root.
     BadRequest,
+    /// 200 with a bulk download of `public/downloads/` as it is, whatever `format` and
+    /// `Accept` say (issue 17); 404 when the build has none.
+    Download {
+        /// Relative path under `public/`.
+        path: String,
+        /// `application/gzip` or `application/zip`.
+        content_type: &'static str,
+    },
 }
 
 /// What a [`Answer::File`] becomes when its file does not exist.
@@ -101,8 +109,10 @@ impl Answer {
     /// The status, given whether the file of an [`Answer::File`] exists.
     pub fn status(&self, file_exists: bool) -> StatusCode {
         match self {
-            Answer::File { .. } if file_exists => StatusCode::OK,
-            Answer::File { .. } | Answer::NotFound(_) | Answer::InvalidPage(_) => StatusCode::NOT_FOUND,
+            Answer::File { .. } | Answer::Download { .. } if file_exists => StatusCode::OK,
+            Answer::File { .. } | Answer::Download { .. } | Answer::NotFound(_) | Answer::InvalidPage(_) => {
+                StatusCode::NOT_FOUND
+            }
             Answer::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Answer::Options(_) => StatusCode::OK,
             Answer::BadRequest => StatusCode::BAD_REQUEST,
@@ -117,7 +127,7 @@ impl Answer {
             | Answer::InvalidPage(format)
             | Answer::MethodNotAllowed(format)
             | Answer::Options(format) => *format,
-            Answer::BadRequest => Format::Json,
+            Answer::BadRequest | Answer::Download { .. } => Format::Json,
         }
     }
 }
@@ -144,6 +154,15 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
     }
     let folder = match endpoint {
         Endpoint::Search => return Route::Search(normal.unwrap_or_default()),
+        // A download is a file as it is: `format` does not apply, the method does.
+        Endpoint::Download(path, content_type) => {
+            let format = format.unwrap_or(Format::Json);
+            return Route::Static(match *method {
+                Method::GET | Method::HEAD => Answer::Download { path, content_type },
+                Method::OPTIONS => Answer::Options(format),
+                _ => Answer::MethodNotAllowed(format),
+            });
+        }
         Endpoint::Unknown => return Route::Static(Answer::NotFound(format.unwrap_or(Format::Json))),
         Endpoint::Resource(folder) => (folder, false),
         Endpoint::Paged(folder) => (folder, true),
@@ -182,6 +201,8 @@ enum Endpoint {
     Search,
     /// A list paged with `?page=N`: the folder of page 1, pages at `<folder>/page/N`.
     Paged(String),
+    /// A bulk download: its file and content type.
+    Download(String, &'static str),
     /// A folder of `public/` holding `index.json` and `index.html`.
     Resource(String),
     Unknown,
@@ -222,9 +243,15 @@ fn endpoint(path: &str) -> Endpoint {
     Endpoint::Unknown
 }
 
-/// The open-data paths (issue 17): the Open Referral UK API under `/openreferral/`.
+/// The open-data paths (issue 17): the Open Referral UK API under `/openreferral/`, and the
+/// bulk downloads (exact paths, no trailing slash).
 fn open_data_endpoint(path: &str, rel: &str) -> Option<Endpoint> {
     use crate::openreferral::{List, paths as oruk};
+    for (file, content_type) in crate::downloads::FILES {
+        if path == format!("/{file}") {
+            return Some(Endpoint::Download(file.to_owned(), content_type));
+        }
+    }
     if rel == oruk::ROOT || rel == oruk::OPENAPI {
         return Some(Endpoint::Resource(rel.to_owned()));
     }
@@ -468,7 +495,18 @@ mod tests {
                 json(&format!("openreferral/{list}/{id}/index.json"), Missing::NotFound)
             );
         }
+        let download = |path: &str, content_type| Route::Static(Answer::Download { path: path.into(), content_type });
+        assert_eq!(
+            get("/downloads/services.ndjson.gz?format=api"),
+            download("downloads/services.ndjson.gz", "application/gzip")
+        );
+        assert_eq!(get("/downloads/openreferral-uk.zip"), download("downloads/openreferral-uk.zip", "application/zip"));
+        let post = route(&Method::POST, "/downloads/openreferral-uk.zip", None, &HeaderMap::new());
+        assert_eq!(post, Route::Static(Answer::MethodNotAllowed(Format::Json)));
         for url in [
+            "/downloads/services.ndjson",
+            "/downloads/services.ndjson.gz/",
+            "/downloads/",
             "/openreferral/services/page/2",
             "/openreferral/services/page/2/index.json",
             "/openreferral/services/A",

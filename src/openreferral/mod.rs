@@ -8,6 +8,7 @@
 //! beside its own. README, "Open Referral UK", lists what maps where and what has no home.
 
 pub mod openapi;
+pub mod tables;
 pub mod views;
 
 use uuid::Uuid;

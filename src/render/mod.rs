@@ -36,6 +36,9 @@ pub enum RenderError {
     /// The OpenAPI reference page failed.
     #[error(transparent)]
     OpenApiPage(#[from] crate::openapi::PageError),
+    /// A bulk download failed.
+    #[error(transparent)]
+    Download(#[from] crate::downloads::DownloadError),
 }
 
 /// One file of the output: a path relative to the output directory, and its bytes.
@@ -70,6 +73,8 @@ pub enum Job {
     OpenApi,
     /// A file set of the Open Referral UK API (`crate::openreferral`).
     OpenReferral(crate::openreferral::Job),
+    /// The bulk downloads (`crate::downloads`).
+    Downloads,
 }
 
 /// Where the static files live under the output directory. Each endpoint is a folder
@@ -133,6 +138,7 @@ impl RenderContext<'_> {
             Job::ServiceAreasV3,
             Job::NotFound,
             Job::OpenApi,
+            Job::Downloads,
         ];
         jobs.extend((1..=self.import_pages()).map(Job::ImportPage));
         jobs.extend((0..self.dir.organisations.len() as OrgIx).map(Job::Organisation));
@@ -198,6 +204,16 @@ impl RenderContext<'_> {
                 ])
             }
             Job::OpenReferral(job) => crate::openreferral::render(self, job),
+            Job::Downloads => Ok(vec![
+                OutputFile {
+                    path: crate::downloads::SERVICES_NDJSON_GZ.to_owned(),
+                    bytes: crate::downloads::services_ndjson_gz(dir, publication)?,
+                },
+                OutputFile {
+                    path: crate::downloads::OPENREFERRAL_ZIP.to_owned(),
+                    bytes: crate::downloads::openreferral_zip(dir, publication, self.oruk)?,
+                },
+            ]),
             Job::NotFound => {
                 let body = serde_json::json!({ "detail": "Not found." });
                 let json = json_bytes(paths::ERRORS, &body)?;

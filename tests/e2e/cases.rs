@@ -539,6 +539,9 @@ pub fn answers_agree_with_the_routing_rules(d: &Deployment) {
         "/openreferral/services/5e000000-0000-4000-8000-000000000002",
         "/openreferral/services/page/2/",
         "/openreferral/locations/",
+        "/downloads/services.ndjson.gz",
+        "/downloads/openreferral-uk.zip?format=api",
+        "/downloads/services.ndjson",
     ];
     let accepts = ["", BROWSER, "*/*", "application/json, text/html;q=0.9"];
     let methods = ["GET", "HEAD", "OPTIONS", "POST"];
@@ -622,6 +625,13 @@ fn expected(
             (405, content_type(format), routing::method_not_allowed_for(&template, format, &method))
         }
         Answer::Options(_) => (200, content_type(format), Vec::new()),
+        Answer::Download { path, content_type: ty } => {
+            if d.build.public.join(path).is_file() {
+                (200, (*ty).to_owned(), d.build.file(path))
+            } else {
+                not_found()
+            }
+        }
         Answer::BadRequest => (400, JSON.to_owned(), routing::bad_request_body()),
     };
     (status, content_type, strip(body))
@@ -686,4 +696,26 @@ pub fn open_referral_lists_and_objects_are_served(d: &Deployment) {
     }
     assert!(objects > 10, "{objects}");
     assert!(d.build.json("openreferral/services/index.json")["total_pages"].as_u64().unwrap() >= 2);
+}
+
+/// The bulk downloads (issue 17): their bytes as they are, `application/gzip` and
+/// `application/zip`, never encoded again whatever `Accept-Encoding` says; no other name.
+pub fn downloads_are_served_as_they_are(d: &Deployment) {
+    for (path, content_type) in
+        [("downloads/services.ndjson.gz", "application/gzip"), ("downloads/openreferral-uk.zip", "application/zip")]
+    {
+        let target = format!("/{path}");
+        let r = d.send("GET", &target, &[("accept-encoding", "gzip, br"), ("accept", BROWSER)]);
+        assert_eq!(r.status, 200, "{target}");
+        assert_eq!(r.content_type(), content_type, "{target}");
+        assert_eq!(r.header("content-encoding"), None, "{target}: not encoded again");
+        assert!(r.body == d.build.file(path), "{target}: the file's bytes");
+        assert_api_headers(&r, &target);
+        let head = d.send("HEAD", &target, &[]);
+        assert_eq!((head.status, head.body.len()), (200, 0), "HEAD {target}");
+        assert_eq!(d.send("POST", &target, &[]).status, 405, "POST {target}");
+    }
+    // Not a precompressed variant: the name without .gz is no file of the API.
+    assert_json(&d.get("/downloads/services.ndjson"), 404, "no services.ndjson");
+    assert_json(&d.get("/downloads/"), 404, "no listing");
 }

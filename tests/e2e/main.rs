@@ -68,4 +68,5 @@ against_both!(
     answers_agree_with_the_routing_rules,
     openapi_document_and_page_are_served,
     open_referral_lists_and_objects_are_served,
+    downloads_are_served_as_they_are,
 );

@@ -9,6 +9,7 @@ mod shapes;
 mod bad_input;
 mod cli;
 mod convert;
+mod downloads;
 mod openapi;
 mod openreferral;
 mod postcodes;
