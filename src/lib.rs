@@ -4,6 +4,7 @@
 //! (`svcdir build`), and index → query → respond for search (`svcdir-search`).
 
 pub mod build;
+pub mod changes;
 pub mod cli;
 pub mod compress;
 pub mod config;

@@ -129,10 +129,11 @@ impl NginxConfig {
             search_paths => search_paths,
             import_folder => paths::IMPORT,
             oruk_folder => crate::openreferral::FOLDER,
-            downloads => crate::downloads::FILES
+            exact_files => routing::EXACT_FILES
                 .iter()
-                .map(|&(path, content_type)| context! { path => path, content_type => content_type })
+                .map(|&(path, content_type, gzip)| context! { path => path, content_type => content_type, gzip => gzip })
                 .collect::<Vec<_>>(),
+            changes_folder => crate::changes::FOLDER,
             oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
             errors_folder => paths::ERRORS,
             cache_static => quote(routing::CACHE_STATIC),

@@ -243,14 +243,26 @@ fn endpoint(path: &str) -> Endpoint {
     Endpoint::Unknown
 }
 
+/// Files served as they are at their own path, whatever `format` and `Accept` say (issue
+/// 17): path under `public/`, content type, and whether gzip applies (not to the downloads,
+/// which are compressed already and are no precompressed variant of anything).
+pub const EXACT_FILES: [(&str, &str, bool); 3] = [
+    (crate::downloads::SERVICES_NDJSON_GZ, "application/gzip", false),
+    (crate::downloads::OPENREFERRAL_ZIP, "application/zip", false),
+    (crate::changes::STATE, "application/json", true),
+];
+
 /// The open-data paths (issue 17): the Open Referral UK API under `/openreferral/`, and the
-/// bulk downloads (exact paths, no trailing slash).
+/// change record (`/changes/`, paged), and the exact files of [`EXACT_FILES`].
 fn open_data_endpoint(path: &str, rel: &str) -> Option<Endpoint> {
     use crate::openreferral::{List, paths as oruk};
-    for (file, content_type) in crate::downloads::FILES {
+    for (file, content_type, _) in EXACT_FILES {
         if path == format!("/{file}") {
             return Some(Endpoint::Download(file.to_owned(), content_type));
         }
+    }
+    if rel == crate::changes::FOLDER {
+        return Some(Endpoint::Paged(rel.to_owned()));
     }
     if rel == oruk::ROOT || rel == oruk::OPENAPI {
         return Some(Endpoint::Resource(rel.to_owned()));
@@ -503,7 +515,11 @@ mod tests {
         assert_eq!(get("/downloads/openreferral-uk.zip"), download("downloads/openreferral-uk.zip", "application/zip"));
         let post = route(&Method::POST, "/downloads/openreferral-uk.zip", None, &HeaderMap::new());
         assert_eq!(post, Route::Static(Answer::MethodNotAllowed(Format::Json)));
+        assert_eq!(get("/changes/state.json"), download("changes/state.json", "application/json"));
+        assert_eq!(get("/changes"), json("changes/index.json", Missing::NotFound));
+        assert_eq!(get("/changes/?page=2"), json("changes/page/2/index.json", Missing::InvalidPage));
         for url in [
+            "/changes/page/2/",
             "/downloads/services.ndjson",
             "/downloads/services.ndjson.gz/",
             "/downloads/",

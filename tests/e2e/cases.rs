@@ -542,6 +542,10 @@ pub fn answers_agree_with_the_routing_rules(d: &Deployment) {
         "/downloads/services.ndjson.gz",
         "/downloads/openreferral-uk.zip?format=api",
         "/downloads/services.ndjson",
+        "/changes",
+        "/changes/?page=1&format=api",
+        "/changes/?page=2",
+        "/changes/state.json",
     ];
     let accepts = ["", BROWSER, "*/*", "application/json, text/html;q=0.9"];
     let methods = ["GET", "HEAD", "OPTIONS", "POST"];
@@ -718,4 +722,17 @@ pub fn downloads_are_served_as_they_are(d: &Deployment) {
     // Not a precompressed variant: the name without .gz is no file of the API.
     assert_json(&d.get("/downloads/services.ndjson"), 404, "no services.ndjson");
     assert_json(&d.get("/downloads/"), 404, "no listing");
+}
+
+/// The change record (issue 17): `/changes/` and `?page=1` are the same page, the newest
+/// entry names the state that `/changes/state.json` holds, a page past the end is invalid.
+pub fn change_record_is_served(d: &Deployment) {
+    let first = assert_json(&d.get("/changes/"), 200, "changes");
+    assert_eq!(d.get("/changes?page=1").body, d.get("/changes/").body);
+    assert_eq!(d.get("/changes/").body, d.build.file("changes/index.json"));
+    let state = assert_json(&d.get("/changes/state.json"), 200, "state");
+    assert_eq!(state["build"], first["builds"][0]["id"]);
+    assert!(state["services"].as_object().is_some_and(|m| !m.is_empty()));
+    let past = assert_json(&d.get("/changes/?page=2"), 404, "changes page 2");
+    assert_eq!(past, serde_json::json!({"detail": "Invalid page."}));
 }

@@ -69,4 +69,5 @@ against_both!(
     openapi_document_and_page_are_served,
     open_referral_lists_and_objects_are_served,
     downloads_are_served_as_they_are,
+    change_record_is_served,
 );

@@ -7,6 +7,7 @@ mod incremental;
 mod shapes;
 
 mod bad_input;
+mod changes;
 mod cli;
 mod convert;
 mod downloads;
