@@ -298,6 +298,7 @@ fn nginx_config(args: NginxConfigArgs) -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> ExitCode {
+    let _log = svcdir::server::log::init(args.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -317,6 +318,10 @@ fn serve(args: ServeArgs) -> ExitCode {
 async fn run_preview(args: ServeArgs) -> anyhow::Result<()> {
     use anyhow::Context as _;
     let site = svcdir::preview::Site::open(&args.public, &args.index)?;
+    // Before anything says it listens: a SIGHUP from then on is a reload, never the end.
+    #[cfg(unix)]
+    svcdir::server::reload::reload_on_sighup(site.live(), args.index.clone(), None, None)
+        .context("cannot listen for SIGHUP")?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -330,9 +335,12 @@ async fn run_preview(args: ServeArgs) -> anyhow::Result<()> {
             site.base_url()
         );
     }
-    println!("  Ctrl-C stops it");
+    println!("  Ctrl-C stops it; after a rebuild, `kill -HUP {}` reads the search index again", std::process::id());
+    // The same start-up event as svcdir-search's, address last.
+    tracing::info!("listening on {url}");
     svcdir::preview::serve(listener, site.router(), svcdir::server::shutdown_signal())
         .await
         .context("server failed")?;
+    tracing::info!("stopped");
     Ok(())
 }

@@ -12,10 +12,12 @@
 //! Both must give the answers of `svcdir::routing::route`, which is how the suite shows the
 //! nginx template and the preview agree. `nginx_only` checks what only nginx has (its own
 //! config test, an unreachable search server); `rebuild` that a new build is served without
-//! a reload; `browser` opens the HTML views in headless Chromium. Processes run on free loopback ports and are stopped when the tests let go.
+//! a reload and its search index after SIGHUP; `deploy` the systemd units
+//! and the container image of `deploy/`; `browser` opens the HTML views in headless Chromium. Processes run on free loopback ports and are stopped when the tests let go.
 
 mod browser;
 mod cases;
+mod deploy;
 mod nginx_only;
 mod rebuild;
 mod replicas;
@@ -62,6 +64,7 @@ against_both!(
     options_is_200_with_headers_and_no_body,
     other_methods_are_405,
     unknown_paths_ids_and_slugs_are_404,
+    operator_paths_are_not_served,
     internal_folders_are_not_reachable,
     nothing_outside_public_is_served,
     json_and_html_are_gzipped,

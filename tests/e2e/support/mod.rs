@@ -149,6 +149,20 @@ impl Deployment {
         request(self.port, method, target, headers)
     }
 
+    /// SIGHUP to the svcdir processes (svcdir-search, or `svcdir serve`): each reads its
+    /// search index again, as after a rebuild (README, "Deploying").
+    pub fn reload_search(&self) {
+        for process in self.processes.iter().filter(|p| p.name != "nginx") {
+            let pid = rustix::process::Pid::from_child(&process.child);
+            rustix::process::kill_process(pid, rustix::process::Signal::HUP).expect("SIGHUP sent");
+        }
+    }
+
+    /// The log (stdout and stderr) of the svcdir process: svcdir-search, or `svcdir serve`.
+    pub fn svcdir_log(&self) -> String {
+        self.processes.iter().filter(|p| p.name != "nginx").map(Process::log_text).collect()
+    }
+
     /// GET an absolute URL of the build: its origin must be [`BASE_URL`]; the path and query
     /// are asked of this deployment.
     pub fn follow(&self, url: &str) -> Response {
