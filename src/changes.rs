@@ -288,13 +288,20 @@ pub fn files(
     base_url: &str,
 ) -> Result<Vec<crate::render::OutputFile>, crate::render::RenderError> {
     let mut files = Vec::new();
-    for (i, page) in pages(builds, base_url).iter().enumerate() {
+    let pages = pages(builds, base_url);
+    let last = crate::search::PageNumber::LAST;
+    for (i, page) in pages.iter().enumerate() {
         let n = i + 1;
         let title = format!("Change record, page {n}");
         let folder = format!("{FOLDER}/page/{n}");
         files.extend(crate::render::endpoint(&folder, &format!("/{FOLDER}/?page={n}"), &title, page)?);
         if n == 1 {
             files.extend(crate::render::endpoint(FOLDER, &format!("/{FOLDER}/"), &title, page)?);
+        }
+        // `?page=last`, as for the import.
+        if n == pages.len() {
+            let folder = format!("{FOLDER}/page/{last}");
+            files.extend(crate::render::endpoint(&folder, &format!("/{FOLDER}/?page={last}"), &title, page)?);
         }
     }
     let bytes = serde_json::to_vec(state)

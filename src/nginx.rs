@@ -20,6 +20,7 @@ use minijinja::{AutoEscape, Environment, context};
 
 use crate::render::paths;
 use crate::routing::{self, METHOD_PLACEHOLDER};
+use crate::search::PageNumber;
 use crate::server::{Format, V3_PATH, V4_PATH};
 
 /// Why no configuration could be made.
@@ -135,11 +136,15 @@ impl NginxConfig {
                 .collect::<Vec<_>>(),
             changes_folder => crate::changes::FOLDER,
             oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
+            last_page => PageNumber::LAST,
             errors_folder => paths::ERRORS,
             cache_static => quote(routing::CACHE_STATIC),
             cache_search => quote(routing::CACHE_SEARCH),
             cache_error => quote(routing::CACHE_ERROR),
             cache_none => quote(routing::CACHE_NONE),
+            cors_methods => quote(routing::CORS_ALLOW_METHODS),
+            cors_max_age => quote(routing::CORS_MAX_AGE),
+            cors_default_headers => quote(routing::CORS_DEFAULT_ALLOW_HEADERS),
             bodies => bodies,
         })?;
         Ok(format!("{}\n", text.trim()))

@@ -108,6 +108,7 @@ impl Site {
             .fallback(handle)
             .with_state(inner)
             .layer(middleware::map_response(server::standard_headers))
+            .layer(middleware::from_fn(server::cors_preflight))
             .layer(middleware::from_fn(mark_head))
             .layer(CompressionLayer::new().compress_when(SizeAbove::new(GZIP_MIN_LENGTH).and(NginxGzip)))
             .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| ApiError::Internal.into_response()))

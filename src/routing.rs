@@ -13,10 +13,10 @@
 //! first (unknown → 404 whatever the method), then the `format` (unknown → 404), then the
 //! method (→ 405), then the resource.
 
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 
 use crate::render::paths;
-use crate::search::RawQuery;
+use crate::search::{PageNumber, RawQuery};
 use crate::server::negotiate::negotiate;
 use crate::server::{ApiError, Format};
 
@@ -33,6 +33,35 @@ pub const CACHE_NONE: &str = "no-store";
 /// Placeholder for the method in the 405 bodies rendered ahead of time: the preview puts
 /// the request's method there, nginx the method of the request line.
 pub const METHOD_PLACEHOLDER: &str = "SVCDIRREQUESTMETHOD";
+
+/// `Access-Control-Allow-Methods` of a CORS preflight (behaviour.md, Routing).
+pub const CORS_ALLOW_METHODS: &str = "GET, HEAD, OPTIONS";
+/// `Access-Control-Allow-Headers` of a preflight that names no headers: the set that
+/// django-cors-headers, which the described service runs, allows by default.
+pub const CORS_DEFAULT_ALLOW_HEADERS: &str =
+    "accept, accept-encoding, authorization, content-type, dnt, origin, user-agent, x-csrftoken, x-requested-with";
+/// `Access-Control-Max-Age` of a preflight: browsers may keep the answer for a day.
+pub const CORS_MAX_AGE: &str = "86400";
+
+/// The headers a CORS preflight gets beside the usual ones (behaviour.md, Routing), or
+/// `None` when the request is not a preflight: an OPTIONS with a non-empty
+/// `Access-Control-Request-Method`. The headers allowed are those the browser asks for
+/// (`Access-Control-Request-Headers`, as sent), else [`CORS_DEFAULT_ALLOW_HEADERS`], so a
+/// client app's own headers pass.
+pub fn preflight_headers(method: &Method, headers: &HeaderMap) -> Option<[(&'static str, HeaderValue); 3]> {
+    let asked = |name: &str| headers.get(name).filter(|v| !v.as_bytes().trim_ascii().is_empty());
+    if *method != Method::OPTIONS || asked("access-control-request-method").is_none() {
+        return None;
+    }
+    let allow_headers = asked("access-control-request-headers")
+        .cloned()
+        .unwrap_or(HeaderValue::from_static(CORS_DEFAULT_ALLOW_HEADERS));
+    Some([
+        ("access-control-allow-methods", HeaderValue::from_static(CORS_ALLOW_METHODS)),
+        ("access-control-allow-headers", allow_headers),
+        ("access-control-max-age", HeaderValue::from_static(CORS_MAX_AGE)),
+    ])
+}
 
 /// Which origin made a response, for [`cache_control`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,13 +208,14 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
     }
     let (folder, missing) = match folder {
         (folder, false) => (folder, Missing::NotFound),
-        // The import's pages (and those of the other paged lists): `page` as the search
-        // reads it (its last value, trimmed, a whole number from 1); no `page` is the first
-        // page (behaviour.md, "Import and lists").
-        (folder, true) => match query.last("page").map(|p| p.trim().parse::<u64>()) {
-            None => (folder, Missing::NotFound),
-            Some(Ok(n)) if n >= 1 => (format!("{folder}/page/{n}"), Missing::InvalidPage),
-            Some(_) => return Route::Static(Answer::InvalidPage(format)),
+        // The import's pages (and those of the other paged lists) follow the search's page
+        // rule (behaviour.md, "Import and lists"); no `page` is the first page, `page=last`
+        // a page folder of its own.
+        (folder, true) => match (query.last("page"), PageNumber::from_query(&query)) {
+            (None, _) => (folder, Missing::NotFound),
+            (_, PageNumber::Number(n)) => (format!("{folder}/page/{n}"), Missing::InvalidPage),
+            (_, PageNumber::Last) => (format!("{folder}/page/{}", PageNumber::LAST), Missing::InvalidPage),
+            (_, PageNumber::Invalid) => return Route::Static(Answer::InvalidPage(format)),
         },
     };
     let file = match format {
@@ -501,6 +531,8 @@ mod tests {
             assert_eq!(get(&format!("/openreferral/{list}/")), first);
             let page = json(&format!("openreferral/{list}/page/3/index.json"), Missing::InvalidPage);
             assert_eq!(get(&format!("/openreferral/{list}/?page=3")), page);
+            let last = json(&format!("openreferral/{list}/page/last/index.json"), Missing::InvalidPage);
+            assert_eq!(get(&format!("/openreferral/{list}/?page=last")), last);
             assert_eq!(get(&format!("/openreferral/{list}?page=0")), Route::Static(Answer::InvalidPage(Format::Json)));
             assert_eq!(
                 get(&format!("/openreferral/{list}/{id}")),

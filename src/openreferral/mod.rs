@@ -114,6 +114,11 @@ pub mod paths {
         format!("{FOLDER}/{}/page/{n}", list.name())
     }
 
+    /// Folder of a named page of a list (`last`).
+    pub fn list_page_named(list: List, name: &str) -> String {
+        format!("{FOLDER}/{}/page/{name}", list.name())
+    }
+
     /// Folder of one object of a list's kind, by id.
     pub fn object(list: List, id: &str) -> String {
         format!("{FOLDER}/{}/{id}", list.name())
@@ -303,6 +308,16 @@ fn render_page(ctx: &RenderContext<'_>, list: List, n: usize) -> Result<Vec<Outp
     let mut files = crate::render::endpoint(&folder, &format!("{base}?page={n}"), &title, &body)?;
     if n == 1 {
         files.extend(crate::render::endpoint(&paths::list(list), &base, &title, &body)?);
+    }
+    // `?page=last`, as for the import.
+    if n == pages(len, size) {
+        let last = crate::search::PageNumber::LAST;
+        files.extend(crate::render::endpoint(
+            &paths::list_page_named(list, last),
+            &format!("{base}?page={last}"),
+            &title,
+            &body,
+        )?);
     }
     Ok(files)
 }

@@ -10,6 +10,7 @@ pub mod html;
 use serde::Serialize;
 
 use crate::model::{Directory, OrgIx, ServiceIx};
+use crate::search::PageNumber;
 use crate::views::v4::{self, Envelope, OrganisationView, PagedEnvelope, ServiceContext, ServiceView};
 use crate::views::{Publication, v3};
 use html::{HtmlError, HtmlView, render_html};
@@ -88,8 +89,9 @@ pub mod paths {
     pub fn organisation(key: &str) -> String {
         format!("api/v4/organisations/{key}")
     }
-    /// Endpoint folder of import page `n`; page 1 is also `api/v4/import`.
-    pub fn import_page(n: usize) -> String {
+    /// Endpoint folder of import page `n` (a number, or `last`); page 1 is also
+    /// `api/v4/import`.
+    pub fn import_page(n: &str) -> String {
         format!("api/v4/import/page/{n}")
     }
     /// The import's first page, as `/api/v4/import/` without query.
@@ -169,10 +171,21 @@ impl RenderContext<'_> {
             Job::ImportPage(n) => {
                 let body = self.import_page(n);
                 let title = format!("Import of all services, page {n}");
-                let mut files =
-                    endpoint(&paths::import_page(n), &format!("/api/v4/import/?format=json&page={n}"), &title, &body)?;
+                let mut files = endpoint(
+                    &paths::import_page(&n.to_string()),
+                    &format!("/api/v4/import/?format=json&page={n}"),
+                    &title,
+                    &body,
+                )?;
                 if n == 1 {
                     files.extend(endpoint(paths::IMPORT, "/api/v4/import/", &title, &body)?);
+                }
+                // `page=last` (behaviour.md, Search 8) is a folder of its own, so that nginx, a
+                // CDN and the preview answer it with one file and no arithmetic.
+                if n == self.import_pages() {
+                    let last = PageNumber::LAST;
+                    let url = format!("/api/v4/import/?format=json&page={last}");
+                    files.extend(endpoint(&paths::import_page(last), &url, &title, &body)?);
                 }
                 Ok(files)
             }

@@ -121,10 +121,11 @@ pub struct ResultPage {
 
 /// Runs a search and cuts out the requested page, giving up once `deadline` has passed.
 pub fn run(index: &SearchIndex, params: &SearchParams<'_>, deadline: Deadline) -> Result<ResultPage, SearchError> {
-    let PageNumber::Number(page) = params.page else {
+    if params.page == PageNumber::Invalid {
         return Err(InvalidPage.into());
-    };
+    }
     let hits = matches(index, params, deadline)?;
+    let page = params.page.resolve(hits.len(), params.page_size).ok_or(InvalidPage)?;
     // Ordering a deep page of a large result is the one step left that can take long.
     deadline.check()?;
     Ok(cut_page(hits, page, params.page_size)?)

@@ -39,6 +39,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::index::{IndexError, SearchIndex};
 use crate::render::html::{HtmlView, render_html};
+use crate::routing;
 use crate::search::{self, ApiVersion, Deadline, RawQuery, ResultPage};
 use crate::views::Publication;
 use crate::views::v3::{SearchPage, ServiceV3};
@@ -275,6 +276,7 @@ pub fn layered_with(router: Router, limits: Limits) -> Router {
             ApiError::Internal.into_response()
         }))
         .layer(middleware::map_response(standard_headers))
+        .layer(middleware::from_fn(cors_preflight))
         .layer(middleware::from_fn(access_log))
 }
 
@@ -388,6 +390,17 @@ pub async fn standard_headers(mut response: Response) -> Response {
     headers.insert(header::VARY, HeaderValue::from_static("Accept"));
     headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
     headers.entry(header::CONTENT_TYPE).or_insert(HeaderValue::from_static(JSON));
+    response
+}
+
+/// Adds the CORS preflight headers ([`routing::preflight_headers`]) to the answer to a
+/// preflight, whatever its status.
+pub async fn cors_preflight(request: Request, next: Next) -> Response {
+    let preflight = routing::preflight_headers(request.method(), request.headers());
+    let mut response = next.run(request).await;
+    for (name, value) in preflight.into_iter().flatten() {
+        response.headers_mut().insert(name, value);
+    }
     response
 }
 

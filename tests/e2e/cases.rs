@@ -372,6 +372,68 @@ pub fn options_is_200_with_headers_and_no_body(d: &Deployment) {
     }
 }
 
+/// A CORS preflight (OPTIONS with `Access-Control-Request-Method`) also gets the allowed
+/// methods, the requested headers (else the default set) and a max age, on static and
+/// search paths alike; nothing else gets them (behaviour.md, Routing).
+pub fn cors_preflight_is_answered(d: &Deployment) {
+    for target in
+        ["/api/v4/categories/", "/api/v4/import/?page=2", "/api/v4/services/?postcode=G2+1AL", "/api/v3/search"]
+    {
+        let asked = [("origin", "https://app.example"), ("access-control-request-method", "GET")];
+        let r = d.send(
+            "OPTIONS",
+            target,
+            &[asked[0], asked[1], ("access-control-request-headers", "x-app-version, authorization")],
+        );
+        assert_eq!(r.status, 200, "{target}: {}", r.text());
+        assert_api_headers(&r, target);
+        assert_eq!(r.header("access-control-allow-methods"), Some(routing::CORS_ALLOW_METHODS), "{target}");
+        assert_eq!(r.header("access-control-allow-headers"), Some("x-app-version, authorization"), "{target}");
+        assert_eq!(r.header("access-control-max-age"), Some("86400"), "{target}");
+        let r = d.send("OPTIONS", target, &asked);
+        assert_eq!(r.header("access-control-allow-headers"), Some(routing::CORS_DEFAULT_ALLOW_HEADERS), "{target}");
+        // Not a preflight: a plain OPTIONS, or a GET that names a method.
+        for r in [d.send("OPTIONS", target, &[]), d.send("GET", target, &asked)] {
+            assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{target}");
+            for header in ["access-control-allow-methods", "access-control-allow-headers", "access-control-max-age"] {
+                assert_eq!(r.header(header), None, "{target}: {header}");
+            }
+        }
+    }
+    // A preflight to an unknown path is still answered as one (the 404 carries the headers).
+    let r = d.send("OPTIONS", "/api/v4/nothing/", &[("access-control-request-method", "GET")]);
+    assert_eq!((r.status, r.header("access-control-max-age")), (404, Some("86400")));
+}
+
+/// `page=last` is the import's last page (behaviour.md, Search 8): the same JSON as that
+/// page's number; only that exact word.
+pub fn import_page_last_is_the_last_page(d: &Deployment) {
+    let first = d.get("/api/v4/import/").json();
+    let pages = first["count"].as_u64().unwrap().div_ceil(first["data"].as_array().unwrap().len() as u64);
+    let numbered = d.get(&format!("/api/v4/import/?format=json&page={pages}"));
+    for target in
+        ["/api/v4/import/?format=json&page=last", "/api/v4/import?page=1&page=last", "/api/v4/import/?page=l%61st"]
+    {
+        let last = d.get(target);
+        assert_eq!(last.status, 200, "{target}");
+        assert_eq!(last.body, numbered.body, "{target}");
+    }
+    assert_eq!(d.get("/api/v4/import/?page=last").json()["next"], Value::Null);
+    assert_html(&d.get("/api/v4/import/?format=api&page=last"), 200, "page=last, HTML");
+    for target in ["/api/v4/import/?page=LAST", "/api/v4/import/?page=last+", "/api/v4/import/?page=lastly"] {
+        assert_eq!(assert_json(&d.get(target), 404, target)["detail"], "Invalid page.", "{target}");
+    }
+}
+
+/// `q` drops English stop words (behaviour.md, Search 4): only stop words is no `q` at all.
+pub fn search_drops_stop_words(d: &Deployment) {
+    let all = d.get("/api/v4/services/?postcode=G2+1AL&page_size=100").json();
+    let stop = d.get("/api/v4/services/?postcode=G2+1AL&page_size=100&q=for+the+of");
+    assert_eq!(stop.status, 200);
+    assert_eq!(stop.json()["data"], all["data"]);
+    assert_eq!(stop.json()["count"], all["count"]);
+}
+
 /// Any other method: 405 with `Allow` and a JSON body, on static and search paths.
 pub fn other_methods_are_405(d: &Deployment) {
     for method in ["POST", "PUT", "DELETE", "PATCH", "TRACE", "PROPFIND"] {
@@ -703,6 +765,8 @@ pub fn open_referral_lists_and_objects_are_served(d: &Deployment) {
             assert_eq!(object["id"], id.as_str());
             objects += 1;
         }
+        let last = d.get(&format!("/openreferral/{list}/?page=last"));
+        assert_eq!(last.body, d.get(&format!("/openreferral/{list}/?page={pages}")).body, "{list} page=last");
         let past = format!("/openreferral/{list}/?page={}", pages + 1);
         assert_eq!(assert_json(&d.get(&past), 404, &past), serde_json::json!({"detail": "Invalid page."}));
         let zero = format!("/openreferral/{list}/?page=0");

@@ -61,6 +61,9 @@ fn oruk_folders_of(public: &Path, service: &str, org: &str) -> Vec<String> {
                 if n == 1 {
                     folders.push(format!("openreferral/{list}"));
                 }
+                if page["last_page"] == true {
+                    folders.push(format!("openreferral/{list}/page/last"));
+                }
                 folders.push(folder);
             }
         }
@@ -134,6 +137,8 @@ fn one_changed_service_rewrites_only_the_files_that_depend_on_it() {
             "changes/index.html",
             "changes/page/1/index.json",
             "changes/page/1/index.html",
+            "changes/page/last/index.json",
+            "changes/page/last/index.html",
             "changes/state.json",
         ]
         .map(str::to_owned),

@@ -35,6 +35,12 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// behaviour.md, Search 4: the English stop words a query drops before matching.
+const STOP_WORDS: [&str; 33] = [
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
+    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
+];
+
 /// A word with its stem.
 struct Word {
     text: String,
@@ -113,7 +119,7 @@ fn search(oracle: &Oracle<'_>, query: &Query) -> Option<(usize, Vec<Uuid>)> {
     let postcode = dir.postcodes.find(&query.postcode).expect("a valid postcode");
     let mut query_words: Vec<Word> = Vec::new();
     for w in query.q.as_deref().map(|q| stemmed(&oracle.stemmer, q)).unwrap_or_default() {
-        if !query_words.iter().any(|seen| seen.text == w.text) {
+        if !STOP_WORDS.contains(&w.text.as_str()) && !query_words.iter().any(|seen| seen.text == w.text) {
             query_words.push(w);
         }
     }
