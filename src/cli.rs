@@ -57,7 +57,8 @@ pub struct ConvertArgs {
     #[arg(long = "from-import", value_name = "FILE", required = true, num_args = 1..)]
     pub from_import: Vec<PathBuf>,
     /// Dataset directory to write (created when missing; its dataset files overwritten).
-    #[arg(long, value_name = "DIR")]
+    /// `--out` is accepted too.
+    #[arg(long = "output", alias = "out", value_name = "DIR")]
     pub out: PathBuf,
     /// categories.json to use instead of the fixed list.
     #[arg(long, value_name = "FILE")]
@@ -75,8 +76,9 @@ pub struct ConvertArgs {
 pub struct SchemaArgs {
     /// Write one `<file>.schema.json` per dataset file (categories, service_areas,
     /// organisations, locations, services) into DIR, created when missing. Without it, one
-    /// JSON object mapping those file names to their schemas is printed.
-    #[arg(long, value_name = "DIR")]
+    /// JSON object mapping those file names to their schemas is printed. `--out` is
+    /// accepted too.
+    #[arg(long = "output", alias = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
 
@@ -115,6 +117,11 @@ pub struct BuildArgs {
     /// nginx's gzip_static and CDNs that serve stored encodings.
     #[arg(long)]
     pub precompress: bool,
+    /// Publish even when the build has no service, or fewer than half of the services the
+    /// output holds now. Without it such a build stops with exit 1 and changes nothing: an
+    /// empty or truncated export must never empty the live site.
+    #[arg(long)]
+    pub allow_shrink: bool,
     /// No progress bar and no summary line; errors are still printed.
     #[arg(long, short)]
     pub quiet: bool,
@@ -132,6 +139,11 @@ pub struct ValidateArgs {
     /// Dataset directory.
     #[arg(long, value_name = "DIR", default_value = "input")]
     pub input: PathBuf,
+    /// Print one JSON object on stdout instead of the summary line, as `build --json` does:
+    /// `{"ok": true, services, organisations, locations, postcodes}`, or on failure
+    /// `{"ok": false, "errors": [{file, line, field, value, message}], "more": N}`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `svcdir sample`.
@@ -144,7 +156,8 @@ pub struct SampleArgs {
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub seed: u64,
     /// Directory to write the dataset into; created when missing, its files overwritten.
-    #[arg(long, value_name = "DIR")]
+    /// `--out` is accepted too.
+    #[arg(long = "output", alias = "out", value_name = "DIR")]
     pub out: PathBuf,
 }
 
@@ -179,9 +192,9 @@ pub struct SearchArgs {
     /// of svcdir when the server says its format version differs.
     #[arg(long, value_name = "FILE", default_value = "build/search.idx")]
     pub index: PathBuf,
-    /// Address to listen on, HOST:PORT (port 0 picks a free port; the address is printed).
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8081")]
-    pub listen: String,
+    /// Address to listen on, IP:PORT (port 0 picks a free port; the address is printed).
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8081")]
+    pub listen: std::net::SocketAddr,
     /// Public origin used in `next` and `previous` links, e.g. `https://directory.example.org`.
     /// Overrides the base URL recorded in the index by `svcdir build --base-url`.
     #[arg(long, value_name = "URL")]
@@ -238,9 +251,9 @@ pub struct ServeArgs {
     /// The search index of the same build (`svcdir build --index`).
     #[arg(long, value_name = "FILE", default_value = "build/search.idx")]
     pub index: PathBuf,
-    /// Address to listen on (port 0 picks a free port; the URL is printed).
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
-    pub listen: String,
+    /// Address to listen on, IP:PORT (port 0 picks a free port; the URL is printed).
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
     /// How the log on stderr (one event per request, start-up, reload, shutdown) is
     /// written: `text`, or `json` lines; `auto`: text on a terminal, JSON otherwise.
     /// RUST_LOG filters the events (`RUST_LOG=info,svcdir::access=off`: no access log).

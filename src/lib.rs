@@ -23,6 +23,8 @@ pub mod sample;
 pub mod schema;
 pub mod search;
 pub mod server;
+#[doc(hidden)]
+pub mod test_support;
 pub mod validate;
 pub mod views;
 pub mod write;

@@ -9,6 +9,11 @@
 //! This module does not build anything and never writes to `public/`. Files are read per
 //! request, so a rebuild is served at once; the search index is held in a
 //! [`server::LiveState`] that SIGHUP reloads ([`server::reload`]), as in `svcdir-search`.
+//!
+//! A file answered 200 carries an `ETag`, the file's content hash as the build's
+//! `_manifest.json` records it (XXH3-128 hex, hashed here from the bytes read, so it is
+//! never stale), and `If-None-Match` with that tag is answered 304, as a CDN in front
+//! does; a gzipped answer's tag is weak (`W/`), as nginx makes it.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -17,9 +22,10 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use headers::HeaderMapExt;
 use tower::ServiceExt;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
@@ -111,6 +117,7 @@ impl Site {
             .layer(middleware::from_fn(server::cors_preflight))
             .layer(middleware::from_fn(mark_head))
             .layer(CompressionLayer::new().compress_when(SizeAbove::new(GZIP_MIN_LENGTH).and(NginxGzip)))
+            .layer(middleware::map_response(weaken_etag_when_encoded))
             .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| ApiError::Internal.into_response()))
     }
 }
@@ -138,7 +145,7 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
         Route::Static(answer) => {
             let started = Instant::now();
             let method = request.method().clone();
-            let response = answer_static(&inner, &answer, &method).await;
+            let response = answer_static(&inner, &answer, &method, request.headers()).await;
             // The same event as the search server's access log (which logs the searches).
             let uri = request.uri();
             let bytes = server::body_bytes(&response);
@@ -166,11 +173,11 @@ async fn search(inner: &Inner, request: Request, path: &str) -> Response {
     response
 }
 
-async fn answer_static(inner: &Inner, answer: &Answer, method: &Method) -> Response {
+async fn answer_static(inner: &Inner, answer: &Answer, method: &Method, request: &HeaderMap) -> Response {
     let format = answer.format();
     match answer {
         Answer::File { path, missing, .. } => match read(&inner.public, path).await {
-            Ok(Some(bytes)) => answer_bytes(StatusCode::OK, format, bytes, Origin::Static),
+            Ok(Some(bytes)) => answer_file(format, bytes, request),
             Ok(None) => match missing {
                 Missing::NotFound => not_found(inner, format).await,
                 Missing::InvalidPage => invalid_page(inner, format),
@@ -197,6 +204,35 @@ async fn answer_static(inner: &Inner, answer: &Answer, method: &Method) -> Respo
             answer_bytes(StatusCode::BAD_REQUEST, format, routing::bad_request_body(), Origin::Static)
         }
     }
+}
+
+/// A file of the build, 200 with its `ETag`, or 304 when `If-None-Match` names that tag.
+fn answer_file(format: Format, bytes: Vec<u8>, request: &HeaderMap) -> Response {
+    let tag = format!("\"{}\"", crate::write::content_hash(&bytes));
+    let etag: headers::ETag = tag.parse().expect("a quoted hex string is an entity tag");
+    let unchanged = request.typed_get::<headers::IfNoneMatch>().is_some_and(|inm| !inm.precondition_passes(&etag));
+    let mut response = if unchanged {
+        let cache = routing::cache_control(Origin::Static, StatusCode::OK);
+        (StatusCode::NOT_MODIFIED, [(header::CACHE_CONTROL, cache)]).into_response()
+    } else {
+        answer_bytes(StatusCode::OK, format, bytes, Origin::Static)
+    };
+    response.headers_mut().typed_insert(etag);
+    response
+}
+
+/// A compressed body is another representation: its tag becomes weak, as nginx's gzip
+/// makes it (a weak tag still matches `If-None-Match`, which compares weakly).
+async fn weaken_etag_when_encoded<B>(mut response: axum::http::Response<B>) -> axum::http::Response<B> {
+    let headers = response.headers_mut();
+    if headers.contains_key(header::CONTENT_ENCODING)
+        && let Some(tag) = headers.get(header::ETAG).and_then(|v| v.to_str().ok())
+        && !tag.starts_with("W/")
+        && let Ok(weak) = HeaderValue::from_str(&format!("W/{tag}"))
+    {
+        headers.insert(header::ETAG, weak);
+    }
+    response
 }
 
 fn invalid_page(inner: &Inner, format: Format) -> Response {

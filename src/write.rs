@@ -99,6 +99,21 @@ pub struct Manifest {
     pub index: String,
     /// Every file but the manifest, by relative path.
     pub files: BTreeMap<String, FileEntry>,
+    /// What the build published (absent in manifests written before it was recorded): the
+    /// next build's shrink guard and an up-to-date build's summary read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
+}
+
+/// How many records a build published.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Published services.
+    pub services: usize,
+    /// Published organisations.
+    pub organisations: usize,
+    /// Live postcodes.
+    pub postcodes: usize,
 }
 
 impl Manifest {
@@ -325,13 +340,18 @@ impl Publisher {
 
     /// Removes what the target holds but the build did not put, writes its manifest, and
     /// publishes it by pointing the output link at it.
-    pub fn commit(self, fingerprint: &str, index: &str) -> Result<PublishSummary, WriteError> {
+    pub fn commit(self, fingerprint: &str, index: &str, counts: Counts) -> Result<PublishSummary, WriteError> {
         let files = self.new.into_inner().unwrap_or_else(|e| e.into_inner());
         let stale: Vec<&String> = self.held.files.keys().filter(|p| !files.contains_key(*p)).collect();
         stale.par_iter().try_for_each(|rel| remove_file_and_empty_parents(&self.target, rel))?;
 
-        let manifest =
-            Manifest { version: MANIFEST_VERSION, fingerprint: fingerprint.to_owned(), index: index.to_owned(), files };
+        let manifest = Manifest {
+            version: MANIFEST_VERSION,
+            fingerprint: fingerprint.to_owned(),
+            index: index.to_owned(),
+            files,
+            counts: Some(counts),
+        };
         write_file_atomically(&self.target.join(MANIFEST), &serde_json::to_vec(&manifest)?)?;
         sync_dir(&self.target);
         point_link(&self.output, &self.gens, self.target_name)?;
@@ -562,7 +582,7 @@ mod tests {
         for (path, content) in files {
             publisher.put(path, content.as_bytes()).unwrap();
         }
-        publisher.commit(fingerprint, "").unwrap()
+        publisher.commit(fingerprint, "", Counts::default()).unwrap()
     }
 
     fn tree(out: &Path) -> BTreeMap<String, String> {

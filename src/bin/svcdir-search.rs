@@ -63,7 +63,7 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
     server::reload::reload_on_sighup(live.clone(), args.index.clone(), base_url, Some(telemetry.clone()))
         .context("cannot listen for SIGHUP")?;
 
-    let listener = tokio::net::TcpListener::bind(&args.listen)
+    let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr().context("cannot read the listening address")?;

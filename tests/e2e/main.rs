@@ -18,6 +18,7 @@
 mod browser;
 mod cases;
 mod deploy;
+mod etag;
 mod nginx_only;
 mod rebuild;
 mod replicas;

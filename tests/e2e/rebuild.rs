@@ -36,7 +36,7 @@ fn serves_the_new_build(d: &Deployment) {
 #[test]
 fn nginx_serves_a_rebuild_and_svcdir_search_its_index_after_sighup() {
     let Some(nginx) = support::nginx_binary() else {
-        eprintln!("skipped: nginx is not installed (.ci/run installs it)");
+        svcdir::test_support::skipped("nginx is not installed (.ci/run installs it)");
         return;
     };
     let build = Arc::new(Build::new("small", BASE_URL));

@@ -172,7 +172,7 @@ async fn client(
 #[test]
 fn a_replica_killed_under_load_loses_no_request() {
     let Some(nginx) = support::nginx_binary() else {
-        eprintln!("skipped: nginx is not installed (.ci/run installs it)");
+        svcdir::test_support::skipped("nginx is not installed (.ci/run installs it)");
         return;
     };
     let build = support::small_build();

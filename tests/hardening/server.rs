@@ -305,7 +305,7 @@ fn sigterm_lets_the_requests_in_flight_finish_then_exits_0() {
 #[test]
 fn a_log_that_cannot_be_written_loses_no_request() {
     let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
-        eprintln!("skipped: no /dev/full here");
+        svcdir::test_support::skipped("no /dev/full here");
         return;
     };
     let work = tempfile::tempdir().expect("temp dir");

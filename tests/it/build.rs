@@ -86,8 +86,20 @@ fn help_explains_every_option() {
         assert!(text.contains(command), "--help lists {command}:\n{text}");
     }
     let cases: [(&str, &[&str]); 2] = [
-        ("build", &["--input", "--output", "--index", "--base-url", "--site-url", "--import-page-size", "--quiet"]),
-        ("sample", &["--services", "--seed", "--out"]),
+        (
+            "build",
+            &[
+                "--input",
+                "--output",
+                "--index",
+                "--base-url",
+                "--site-url",
+                "--import-page-size",
+                "--allow-shrink",
+                "--quiet",
+            ],
+        ),
+        ("sample", &["--services", "--seed", "--output"]),
     ];
     for (command, options) in cases {
         let out = common::svcdir(&[command, "--help"]);

@@ -14,5 +14,6 @@ mod downloads;
 mod openapi;
 mod openreferral;
 mod postcodes;
+mod repository;
 mod schema;
 mod slugs;

@@ -193,7 +193,7 @@ fn live_count_printed_by_validate(dir: &Path) -> usize {
 fn check_real_file(name: &str, layout: Layout) -> Option<(Reading, PostcodeDirectory)> {
     let file = common::shared_data()?.join("postcodes").join(name);
     if !file.is_file() {
-        eprintln!("skipped: {} is absent", file.display());
+        svcdir::test_support::skipped(&format!("{} is absent", file.display()));
         return None;
     }
     let expected = read_independently(&file, layout);

@@ -232,7 +232,7 @@ pub fn nginx_binary() -> Option<PathBuf> {
 pub fn nginx() -> Option<Arc<Deployment>> {
     static SHARED: Mutex<Weak<Deployment>> = Mutex::new(Weak::new());
     let Some(binary) = nginx_binary() else {
-        eprintln!("skipped: nginx is not installed (.ci/run installs it)");
+        svcdir::test_support::skipped("nginx is not installed (.ci/run installs it)");
         return None;
     };
     Some(shared(&SHARED, || start_nginx(&binary, small_build(), true, &[])))

@@ -23,7 +23,7 @@ pub fn shared_data() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("skipped: ../shared/data is absent");
+        svcdir::test_support::skipped("../shared/data is absent");
         None
     }
 }
