@@ -46,7 +46,9 @@ fn frictionless() -> Option<PathBuf> {
     match Command::new("frictionless").arg("--version").output() {
         Ok(out) if out.status.success() => Some(PathBuf::from("frictionless")),
         _ => {
-            eprintln!("skipped: frictionless is not installed (.ci/run installs it into target/frictionless-venv)");
+            svcdir::test_support::skipped(
+                "frictionless is not installed (.ci/run installs it into target/frictionless-venv)",
+            );
             None
         }
     }

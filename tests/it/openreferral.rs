@@ -15,7 +15,7 @@ pub fn profile() -> Option<PathBuf> {
     if dir.join("schema/compiled/service.json").is_file() {
         Some(dir)
     } else {
-        eprintln!("skipped: ../shared/reference/openreferral-uk is absent");
+        svcdir::test_support::skipped("../shared/reference/openreferral-uk is absent");
         None
     }
 }
