@@ -69,6 +69,9 @@ pub enum BuildError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The previous build's change record could not be read.
+    #[error(transparent)]
+    Changes(#[from] crate::changes::ChangesError),
     /// The build would publish no service, or under half of those published now.
     #[error("{}", shrink_message(*.services, *.published))]
     Shrink {
@@ -93,7 +96,9 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     let mut publisher = Publisher::open(&cfg.output)?;
     let fingerprint = fingerprint(cfg)?;
     let index_hash = || std::fs::read(&cfg.index).map(|bytes| crate::write::content_hash(&bytes)).ok();
+    // With --previous the change record continues another build's: always compared anew.
     if let Some((published, published_index)) = publisher.published_fingerprint()
+        && cfg.previous.is_none()
         && published == fingerprint
         && index_hash().as_deref() == Some(published_index)
     {
@@ -121,35 +126,32 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
         check_shrink(dir.services.len(), published_services(&publisher, &cfg.output))?;
     }
 
+    progress(Progress::Stage("reading the previous change record"));
+    let source = cfg.previous.clone().unwrap_or_else(|| crate::changes::published(&cfg.output));
+    let previous = crate::changes::read_previous(&source)?;
+
     progress(Progress::Stage("rendering"));
-    let ctx = RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size };
+    let oruk = crate::openreferral::Index::new(&dir);
+    let ctx =
+        RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size, oruk: &oruk };
     publisher.prepare()?;
     let jobs = ctx.jobs();
     progress(Progress::Jobs(jobs.len()));
     let files: usize = jobs
         .par_iter()
         .map(|&job| -> Result<usize, BuildError> {
-            let outputs = ctx.render(job)?;
-            let mut count = outputs.len();
-            for file in &outputs {
-                let unchanged = publisher.put(&file.path, &file.bytes)?;
-                if cfg.precompress && crate::compress::worth_it(&file.path, file.bytes.len()) {
-                    for (suffix, encode) in crate::compress::ENCODINGS {
-                        let variant = format!("{}{suffix}", file.path);
-                        // An unchanged file's variants are unchanged: not encoded again.
-                        if !(unchanged && publisher.keep_held(&variant)) {
-                            let bytes = encode(&file.bytes)
-                                .map_err(|source| BuildError::Compress { path: variant.clone(), source })?;
-                            publisher.put(&variant, &bytes)?;
-                        }
-                        count += 1;
-                    }
-                }
-            }
+            let count = put_files(cfg, &publisher, &ctx.render(job)?)?;
             progress(Progress::JobDone);
             Ok(count)
         })
         .try_reduce(|| 0, |a, b| Ok(a + b))?;
+
+    // The change record compares the v4 single-object responses just put with the previous
+    // build's, so it comes after every other file.
+    let state = crate::changes::state(&dir, |rel| publisher.hash_of(rel));
+    let (builds, state) = crate::changes::next_record(&dir, previous, state);
+    let files =
+        files + put_files(cfg, &publisher, &crate::changes::files(&builds, &state, &cfg.publication.base_url)?)?;
 
     progress(Progress::Stage("indexing"));
     crate::index::SearchIndex::write_directory(&dir, &cfg.publication, &cfg.index)?;
@@ -175,6 +177,32 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
         up_to_date: false,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Puts rendered files into the target generation, with their precompressed variants when
+/// asked; the number of files.
+fn put_files(
+    cfg: &BuildConfig,
+    publisher: &Publisher,
+    outputs: &[crate::render::OutputFile],
+) -> Result<usize, BuildError> {
+    let mut count = outputs.len();
+    for file in outputs {
+        let unchanged = publisher.put(&file.path, &file.bytes)?;
+        if cfg.precompress && crate::compress::worth_it(&file.path, file.bytes.len()) {
+            for (suffix, encode) in crate::compress::ENCODINGS {
+                let variant = format!("{}{suffix}", file.path);
+                // An unchanged file's variants are unchanged: not encoded again.
+                if !(unchanged && publisher.keep_held(&variant)) {
+                    let bytes =
+                        encode(&file.bytes).map_err(|source| BuildError::Compress { path: variant.clone(), source })?;
+                    publisher.put(&variant, &bytes)?;
+                }
+                count += 1;
+            }
+        }
+    }
+    Ok(count)
 }
 
 /// The shrink guard: an empty or truncated export must never empty the live site.

@@ -102,9 +102,17 @@ pub struct BuildArgs {
     /// Defaults to the base URL.
     #[arg(long, value_name = "URL")]
     pub site_url: Option<String>,
-    /// Services per page of /api/v4/import/.
+    /// Services per page of /api/v4/import/ (and items per page of the Open Referral UK
+    /// lists under /openreferral/).
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub import_page_size: usize,
+    /// Where the previous build's change record is read from, to continue it
+    /// (public/changes/): the published site's origin (`https://directory.example.org`,
+    /// reading /changes/state.json and /changes/?page=N) or a build's output folder.
+    /// Defaults to the output directory itself; give it where a run starts without the
+    /// previous output, as CI does from a fresh clone.
+    #[arg(long, value_name = "URL|DIR")]
+    pub previous: Option<String>,
     /// Also write `.gz` and `.br` beside each JSON and HTML file of 256 bytes or more, for
     /// nginx's gzip_static and CDNs that serve stored encodings.
     #[arg(long)]

@@ -4,15 +4,18 @@
 //! (`svcdir build`), and index → query → respond for search (`svcdir-search`).
 
 pub mod build;
+pub mod changes;
 pub mod cli;
 pub mod compress;
 pub mod config;
 pub mod convert;
+pub mod downloads;
 pub mod index;
 pub mod input;
 pub mod model;
 pub mod nginx;
 pub mod openapi;
+pub mod openreferral;
 pub mod preview;
 pub mod render;
 pub mod routing;

@@ -129,6 +129,13 @@ impl NginxConfig {
             daemon_off => self.daemon_off,
             search_paths => search_paths,
             import_folder => paths::IMPORT,
+            oruk_folder => crate::openreferral::FOLDER,
+            exact_files => routing::EXACT_FILES
+                .iter()
+                .map(|&(path, content_type, gzip)| context! { path => path, content_type => content_type, gzip => gzip })
+                .collect::<Vec<_>>(),
+            changes_folder => crate::changes::FOLDER,
+            oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
             last_page => PageNumber::LAST,
             errors_folder => paths::ERRORS,
             cache_static => quote(routing::CACHE_STATIC),

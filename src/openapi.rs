@@ -113,6 +113,20 @@ pub fn schemas() -> Value {
         "CategoriesV3": array(r("CategoryV3")),
         "ServiceAreasV3": array(r("ServiceAreaNumeric")),
         "Detail": object(json!({ "detail": string() })),
+        "ChangeDiff": object(json!({ "added": array(uuid()), "changed": array(uuid()), "removed": array(uuid()) })),
+        "ChangeEntry": object(json!({
+            "id": { "type": "string", "pattern": "^[0-9a-f]{32}$" },
+            "previous": { "type": ["string", "null"], "pattern": "^[0-9a-f]{32}$" },
+            "data_time": { "type": ["string", "null"], "format": "date-time" },
+            "services": r("ChangeDiff"),
+            "organisations": r("ChangeDiff"),
+        })),
+        "ChangesPage": object(json!({ "builds": array(r("ChangeEntry")), "next": nullable_url })),
+        "ChangesState": object(json!({
+            "build": { "type": ["string", "null"], "pattern": "^[0-9a-f]{32}$" },
+            "services": { "type": "object", "propertyNames": { "format": "uuid" }, "additionalProperties": string() },
+            "organisations": { "type": "object", "propertyNames": { "format": "uuid" }, "additionalProperties": string() },
+        })),
         "BadRequestBody": { "anyOf": [r("ValidationError"), r("Detail")] },
         "ValidationError": {
             "type": "object",
@@ -198,6 +212,19 @@ fn operation(id: &str, tag: &str, summary: &str, params: &[&str], ok: Value, err
             "responses": responses,
         }
     })
+}
+
+/// A file served as it is at one path (issue 17), whatever `format` and `Accept` say.
+fn file_operation(id: &str, summary: &str, content_type: &str, schema: Value) -> Value {
+    json!({ "get": {
+        "operationId": id, "tags": ["open data"], "summary": summary,
+        "responses": {
+            "200": { "description": summary, "headers": header_refs(), "content": { content_type: { "schema": schema } } },
+            "400": { "$ref": "#/components/responses/BadRequest" },
+            "404": { "$ref": "#/components/responses/NotFound" },
+            "405": { "$ref": "#/components/responses/MethodNotAllowed" },
+        },
+    } })
 }
 
 /// The whole document, with `servers: [{url: base_url}]`.
@@ -291,6 +318,21 @@ pub fn document(base_url: &str) -> Value {
             &not_found,
         ),
     ];
+    let mut endpoints = endpoints;
+    endpoints.push((
+        "/changes",
+        "getChanges",
+        "open data",
+        "The change record: what each build added, changed and removed, newest first, 100 builds a page",
+        &["page", "format"],
+        response(
+            "A page of the record. Each entry names the services and organisations (ids sorted) a build added, \
+             removed, or whose v4 single-object response changed; `previous` chains the entries; `next` is the \
+             older page.",
+            r("ChangesPage"),
+        ),
+        &not_found,
+    ));
     let mut paths = serde_json::Map::new();
     for (path, id, tag, summary, params, ok, errors) in endpoints {
         // Every endpoint answers with and without its trailing slash, without a redirect.
@@ -306,6 +348,28 @@ pub fn document(base_url: &str) -> Value {
                 "400": { "$ref": "#/components/responses/BadRequest" },
                 "405": { "$ref": "#/components/responses/MethodNotAllowed" } },
         } }),
+    );
+    paths.insert(
+        "/changes/state.json".to_owned(),
+        file_operation("getChangesState", "What the last build held (id → content hash of its v4 response), for the next build's comparison (`svcdir build --previous URL`)", "application/json", r("ChangesState")),
+    );
+    paths.insert(
+        "/downloads/services.ndjson.gz".to_owned(),
+        file_operation(
+            "downloadServices",
+            "Every published service, one v4 single-service object a line, in id order (gzip)",
+            "application/gzip",
+            json!({ "type": "string", "contentMediaType": "application/gzip" }),
+        ),
+    );
+    paths.insert(
+        "/downloads/openreferral-uk.zip".to_owned(),
+        file_operation(
+            "downloadOpenReferralUk",
+            "The Open Referral UK tabular data package: datapackage.json and one CSV per table",
+            "application/zip",
+            json!({ "type": "string", "contentMediaType": "application/zip" }),
+        ),
     );
     json!({
         "openapi": "3.1.0",
@@ -323,6 +387,7 @@ pub fn document(base_url: &str) -> Value {
             { "name": "v4.1", "description": "Version 4.1, under /api/v4/: adds the import." },
             { "name": "v3", "description": "Version 3: bare arrays and `results` pages." },
             { "name": "meta", "description": "This description." },
+            { "name": "open data", "description": "The change record and the bulk downloads. The Open Referral UK form of the directory is under /openreferral/, described by its own document at /openreferral/openapi.json." },
         ],
         "paths": paths,
         "components": {

@@ -184,6 +184,15 @@ async fn answer_static(inner: &Inner, answer: &Answer, method: &Method, request:
             },
             Err(response) => response,
         },
+        Answer::Download { path, content_type } => match read(&inner.public, path).await {
+            Ok(Some(bytes)) => {
+                let cache = routing::cache_control(Origin::Static, StatusCode::OK);
+                (StatusCode::OK, [(header::CONTENT_TYPE, *content_type), (header::CACHE_CONTROL, cache)], bytes)
+                    .into_response()
+            }
+            Ok(None) => not_found(inner, format).await,
+            Err(response) => response,
+        },
         Answer::NotFound(_) => not_found(inner, format).await,
         Answer::InvalidPage(_) => invalid_page(inner, format),
         Answer::MethodNotAllowed(_) => {

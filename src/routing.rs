@@ -115,6 +115,14 @@ pub enum Answer {
     Options(Format),
     /// 400 for a path nginx refuses: a bad `%` escape, an encoded NUL, `..` above the root.
     BadRequest,
+    /// 200 with a bulk download of `public/downloads/` as it is, whatever `format` and
+    /// `Accept` say (issue 17); 404 when the build has none.
+    Download {
+        /// Relative path under `public/`.
+        path: String,
+        /// `application/gzip` or `application/zip`.
+        content_type: &'static str,
+    },
 }
 
 /// What a [`Answer::File`] becomes when its file does not exist.
@@ -130,8 +138,10 @@ impl Answer {
     /// The status, given whether the file of an [`Answer::File`] exists.
     pub fn status(&self, file_exists: bool) -> StatusCode {
         match self {
-            Answer::File { .. } if file_exists => StatusCode::OK,
-            Answer::File { .. } | Answer::NotFound(_) | Answer::InvalidPage(_) => StatusCode::NOT_FOUND,
+            Answer::File { .. } | Answer::Download { .. } if file_exists => StatusCode::OK,
+            Answer::File { .. } | Answer::Download { .. } | Answer::NotFound(_) | Answer::InvalidPage(_) => {
+                StatusCode::NOT_FOUND
+            }
             Answer::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Answer::Options(_) => StatusCode::OK,
             Answer::BadRequest => StatusCode::BAD_REQUEST,
@@ -146,7 +156,7 @@ impl Answer {
             | Answer::InvalidPage(format)
             | Answer::MethodNotAllowed(format)
             | Answer::Options(format) => *format,
-            Answer::BadRequest => Format::Json,
+            Answer::BadRequest | Answer::Download { .. } => Format::Json,
         }
     }
 }
@@ -173,9 +183,18 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
     }
     let folder = match endpoint {
         Endpoint::Search => return Route::Search(normal.unwrap_or_default()),
+        // A download is a file as it is: `format` does not apply, the method does.
+        Endpoint::Download(path, content_type) => {
+            let format = format.unwrap_or(Format::Json);
+            return Route::Static(match *method {
+                Method::GET | Method::HEAD => Answer::Download { path, content_type },
+                Method::OPTIONS => Answer::Options(format),
+                _ => Answer::MethodNotAllowed(format),
+            });
+        }
         Endpoint::Unknown => return Route::Static(Answer::NotFound(format.unwrap_or(Format::Json))),
-        Endpoint::Resource(folder) => Some(folder),
-        Endpoint::Import => None,
+        Endpoint::Resource(folder) => (folder, false),
+        Endpoint::Paged(folder) => (folder, true),
     };
     let Ok(format) = format else {
         // An unknown `format` is 404 in JSON (DRF falls back to its first renderer).
@@ -188,13 +207,14 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
         return Route::Static(Answer::Options(format));
     }
     let (folder, missing) = match folder {
-        Some(folder) => (folder, Missing::NotFound),
-        // The import's pages follow the search's page rule (behaviour.md, "Import and
-        // lists"); no `page` is the first page, `page=last` a page folder of its own.
-        None => match (query.last("page"), PageNumber::from_query(&query)) {
-            (None, _) => (paths::IMPORT.to_owned(), Missing::NotFound),
-            (_, PageNumber::Number(n)) => (paths::import_page(&n.to_string()), Missing::InvalidPage),
-            (_, PageNumber::Last) => (paths::import_page(PageNumber::LAST), Missing::InvalidPage),
+        (folder, false) => (folder, Missing::NotFound),
+        // The import's pages (and those of the other paged lists) follow the search's page
+        // rule (behaviour.md, "Import and lists"); no `page` is the first page, `page=last`
+        // a page folder of its own.
+        (folder, true) => match (query.last("page"), PageNumber::from_query(&query)) {
+            (None, _) => (folder, Missing::NotFound),
+            (_, PageNumber::Number(n)) => (format!("{folder}/page/{n}"), Missing::InvalidPage),
+            (_, PageNumber::Last) => (format!("{folder}/page/{}", PageNumber::LAST), Missing::InvalidPage),
             (_, PageNumber::Invalid) => return Route::Static(Answer::InvalidPage(format)),
         },
     };
@@ -209,7 +229,10 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Endpoint {
     Search,
-    Import,
+    /// A list paged with `?page=N`: the folder of page 1, pages at `<folder>/page/N`.
+    Paged(String),
+    /// A bulk download: its file and content type.
+    Download(String, &'static str),
     /// A folder of `public/` holding `index.json` and `index.html`.
     Resource(String),
     Unknown,
@@ -227,7 +250,10 @@ fn endpoint(path: &str) -> Endpoint {
         return Endpoint::Unknown;
     };
     if rel == paths::IMPORT {
-        return Endpoint::Import;
+        return Endpoint::Paged(rel.to_owned());
+    }
+    if let Some(endpoint) = open_data_endpoint(path, rel) {
+        return endpoint;
     }
     if LISTS.contains(&rel) || rel == paths::OPENAPI {
         return Endpoint::Resource(rel.to_owned());
@@ -245,6 +271,47 @@ fn endpoint(path: &str) -> Endpoint {
         }
     }
     Endpoint::Unknown
+}
+
+/// Files served as they are at their own path, whatever `format` and `Accept` say (issue
+/// 17): path under `public/`, content type, and whether gzip applies (not to the downloads,
+/// which are compressed already and are no precompressed variant of anything).
+pub const EXACT_FILES: [(&str, &str, bool); 3] = [
+    (crate::downloads::SERVICES_NDJSON_GZ, "application/gzip", false),
+    (crate::downloads::OPENREFERRAL_ZIP, "application/zip", false),
+    (crate::changes::STATE, "application/json", true),
+];
+
+/// The open-data paths (issue 17): the Open Referral UK API under `/openreferral/`, and the
+/// change record (`/changes/`, paged), and the exact files of [`EXACT_FILES`].
+fn open_data_endpoint(path: &str, rel: &str) -> Option<Endpoint> {
+    use crate::openreferral::{List, paths as oruk};
+    for (file, content_type, _) in EXACT_FILES {
+        if path == format!("/{file}") {
+            return Some(Endpoint::Download(file.to_owned(), content_type));
+        }
+    }
+    if rel == crate::changes::FOLDER {
+        return Some(Endpoint::Paged(rel.to_owned()));
+    }
+    if rel == oruk::ROOT || rel == oruk::OPENAPI {
+        return Some(Endpoint::Resource(rel.to_owned()));
+    }
+    if path == format!("/{}", oruk::OPENAPI_FILE) {
+        return Some(Endpoint::Resource(oruk::OPENAPI.to_owned()));
+    }
+    for list in List::ALL {
+        let folder = oruk::list(list);
+        if rel == folder {
+            return Some(Endpoint::Paged(folder));
+        }
+        if let Some(key) = rel.strip_prefix(folder.as_str()).and_then(|k| k.strip_prefix('/'))
+            && is_key(key)
+        {
+            return Some(Endpoint::Resource(rel.to_owned()));
+        }
+    }
+    None
 }
 
 /// An id or a slug: the alphabet both are written in (input-format.md, "Slugs"), so a key
@@ -449,6 +516,53 @@ mod tests {
             route(&Method::GET, "/api/v4/import/", Some("page=0&format=api"), &HeaderMap::new()),
             Route::Static(Answer::InvalidPage(Format::Html))
         );
+    }
+
+    #[test]
+    fn open_referral_paths() {
+        let json = |path: &str, missing| file(path, Format::Json, missing);
+        assert_eq!(get("/openreferral"), json("openreferral/index.json", Missing::NotFound));
+        assert_eq!(get("/openreferral/"), json("openreferral/index.json", Missing::NotFound));
+        assert_eq!(get("/openreferral/openapi.json"), json("openreferral/openapi/index.json", Missing::NotFound));
+        let id = "5e000000-0000-4000-8000-000000000001";
+        for list in ["services", "service_at_locations", "organizations", "taxonomies", "taxonomy_terms"] {
+            let first = json(&format!("openreferral/{list}/index.json"), Missing::NotFound);
+            assert_eq!(get(&format!("/openreferral/{list}")), first);
+            assert_eq!(get(&format!("/openreferral/{list}/")), first);
+            let page = json(&format!("openreferral/{list}/page/3/index.json"), Missing::InvalidPage);
+            assert_eq!(get(&format!("/openreferral/{list}/?page=3")), page);
+            let last = json(&format!("openreferral/{list}/page/last/index.json"), Missing::InvalidPage);
+            assert_eq!(get(&format!("/openreferral/{list}/?page=last")), last);
+            assert_eq!(get(&format!("/openreferral/{list}?page=0")), Route::Static(Answer::InvalidPage(Format::Json)));
+            assert_eq!(
+                get(&format!("/openreferral/{list}/{id}")),
+                json(&format!("openreferral/{list}/{id}/index.json"), Missing::NotFound)
+            );
+        }
+        let download = |path: &str, content_type| Route::Static(Answer::Download { path: path.into(), content_type });
+        assert_eq!(
+            get("/downloads/services.ndjson.gz?format=api"),
+            download("downloads/services.ndjson.gz", "application/gzip")
+        );
+        assert_eq!(get("/downloads/openreferral-uk.zip"), download("downloads/openreferral-uk.zip", "application/zip"));
+        let post = route(&Method::POST, "/downloads/openreferral-uk.zip", None, &HeaderMap::new());
+        assert_eq!(post, Route::Static(Answer::MethodNotAllowed(Format::Json)));
+        assert_eq!(get("/changes/state.json"), download("changes/state.json", "application/json"));
+        assert_eq!(get("/changes"), json("changes/index.json", Missing::NotFound));
+        assert_eq!(get("/changes/?page=2"), json("changes/page/2/index.json", Missing::InvalidPage));
+        for url in [
+            "/changes/page/2/",
+            "/downloads/services.ndjson",
+            "/downloads/services.ndjson.gz/",
+            "/downloads/",
+            "/openreferral/services/page/2",
+            "/openreferral/services/page/2/index.json",
+            "/openreferral/services/A",
+            "/openreferral/locations/",
+            "/openreferral/index.json",
+        ] {
+            assert_eq!(get(url), Route::Static(Answer::NotFound(Format::Json)), "{url}");
+        }
     }
 
     #[test]

@@ -333,6 +333,11 @@ impl Publisher {
         Ok(unchanged)
     }
 
+    /// The content hash of a file put by this build so far.
+    pub fn hash_of(&self, rel: &str) -> Option<String> {
+        self.new.lock().unwrap_or_else(|e| e.into_inner()).get(rel).map(|e| e.hash.clone())
+    }
+
     /// Removes what the target holds but the build did not put, writes its manifest, and
     /// publishes it by pointing the output link at it.
     pub fn commit(self, fingerprint: &str, index: &str, counts: Counts) -> Result<PublishSummary, WriteError> {

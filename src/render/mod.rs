@@ -37,6 +37,9 @@ pub enum RenderError {
     /// The OpenAPI reference page failed.
     #[error(transparent)]
     OpenApiPage(#[from] crate::openapi::PageError),
+    /// A bulk download failed.
+    #[error(transparent)]
+    Download(#[from] crate::downloads::DownloadError),
 }
 
 /// One file of the output: a path relative to the output directory, and its bytes.
@@ -69,6 +72,10 @@ pub enum Job {
     NotFound,
     /// The OpenAPI document (`/api/openapi.json`, `/api/openapi/`) and its reference page.
     OpenApi,
+    /// A file set of the Open Referral UK API (`crate::openreferral`).
+    OpenReferral(crate::openreferral::Job),
+    /// The bulk downloads (`crate::downloads`).
+    Downloads,
 }
 
 /// Where the static files live under the output directory. Each endpoint is a folder
@@ -112,8 +119,10 @@ pub struct RenderContext<'a> {
     pub dir: &'a Directory,
     /// Origins, licence, attribution.
     pub publication: &'a Publication,
-    /// Services per import page.
+    /// Services per import page (and items per page of the Open Referral UK lists).
     pub import_page_size: usize,
+    /// The order of the Open Referral UK lists.
+    pub oruk: &'a crate::openreferral::Index,
 }
 
 impl RenderContext<'_> {
@@ -131,10 +140,12 @@ impl RenderContext<'_> {
             Job::ServiceAreasV3,
             Job::NotFound,
             Job::OpenApi,
+            Job::Downloads,
         ];
         jobs.extend((1..=self.import_pages()).map(Job::ImportPage));
         jobs.extend((0..self.dir.organisations.len() as OrgIx).map(Job::Organisation));
         jobs.extend((0..self.dir.services.len() as ServiceIx).map(Job::Service));
+        jobs.extend(crate::openreferral::jobs(self).into_iter().map(Job::OpenReferral));
         jobs
     }
 
@@ -205,6 +216,17 @@ impl RenderContext<'_> {
                     OutputFile { path: format!("{}/index.html", paths::OPENAPI), bytes: html },
                 ])
             }
+            Job::OpenReferral(job) => crate::openreferral::render(self, job),
+            Job::Downloads => Ok(vec![
+                OutputFile {
+                    path: crate::downloads::SERVICES_NDJSON_GZ.to_owned(),
+                    bytes: crate::downloads::services_ndjson_gz(dir, publication)?,
+                },
+                OutputFile {
+                    path: crate::downloads::OPENREFERRAL_ZIP.to_owned(),
+                    bytes: crate::downloads::openreferral_zip(dir, publication, self.oruk)?,
+                },
+            ]),
             Job::NotFound => {
                 let body = serde_json::json!({ "detail": "Not found." });
                 let json = json_bytes(paths::ERRORS, &body)?;
@@ -274,7 +296,12 @@ fn html_bytes(
 }
 
 /// `index.json` and `index.html` of one endpoint folder.
-fn endpoint<T: Serialize>(folder: &str, request: &str, title: &str, body: &T) -> Result<Vec<OutputFile>, RenderError> {
+pub(crate) fn endpoint<T: Serialize>(
+    folder: &str,
+    request: &str,
+    title: &str,
+    body: &T,
+) -> Result<Vec<OutputFile>, RenderError> {
     let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder.to_owned(), source })?;
     Ok(vec![
         OutputFile { path: format!("{folder}/index.json"), bytes: json_bytes(folder, &value)? },
@@ -326,7 +353,8 @@ mod tests {
             *field = text.to_owned();
         }
         let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());
-        let ctx = RenderContext { dir: &dir, publication: &publication, import_page_size: 10 };
+        let oruk = crate::openreferral::Index::new(&dir);
+        let ctx = RenderContext { dir: &dir, publication: &publication, import_page_size: 10, oruk: &oruk };
         ctx.render(Job::Service(0)).expect("renders")
     }
 

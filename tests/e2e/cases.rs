@@ -602,6 +602,23 @@ pub fn answers_agree_with_the_routing_rules(d: &Deployment) {
         "/a/../../b",
         "/a%2",
         "/nope?format=api",
+        "/openreferral",
+        "/openreferral/openapi.json",
+        "/openreferral/services/?page=2",
+        "/openreferral/services?page=+2+&format=api",
+        "/openreferral/services/?page=0",
+        "/openreferral/services/?page=99",
+        "/openreferral/taxonomy_terms/?page=1&page=2",
+        "/openreferral/services/5e000000-0000-4000-8000-000000000002",
+        "/openreferral/services/page/2/",
+        "/openreferral/locations/",
+        "/downloads/services.ndjson.gz",
+        "/downloads/openreferral-uk.zip?format=api",
+        "/downloads/services.ndjson",
+        "/changes",
+        "/changes/?page=1&format=api",
+        "/changes/?page=2",
+        "/changes/state.json",
     ];
     let accepts = ["", BROWSER, "*/*", "application/json, text/html;q=0.9"];
     let methods = ["GET", "HEAD", "OPTIONS", "POST"];
@@ -685,6 +702,13 @@ fn expected(
             (405, content_type(format), routing::method_not_allowed_for(&template, format, &method))
         }
         Answer::Options(_) => (200, content_type(format), Vec::new()),
+        Answer::Download { path, content_type: ty } => {
+            if d.build.public.join(path).is_file() {
+                (200, (*ty).to_owned(), d.build.file(path))
+            } else {
+                not_found()
+            }
+        }
         Answer::BadRequest => (400, JSON.to_owned(), routing::bad_request_body()),
     };
     (status, content_type, strip(body))
@@ -707,4 +731,83 @@ pub fn openapi_document_and_page_are_served(d: &Deployment) {
     }
     assert_json(&d.get("/api/openapi/x"), 404, "/api/openapi/x");
     assert_json(&d.get("/api/openapi.yaml"), 404, "/api/openapi.yaml");
+}
+
+/// The Open Referral UK API (issue 17): the root, every list page by `?page=N` with the
+/// bytes of its file, every object of every list by id, and invalid pages 404.
+pub fn open_referral_lists_and_objects_are_served(d: &Deployment) {
+    let root = assert_json(&d.get("/openreferral/"), 200, "ORUK root");
+    assert_eq!(root["version"], "3.0");
+    assert_eq!(root["openapi_url"], format!("{BASE_URL}/openreferral/openapi.json"));
+    let doc = assert_json(&d.get("/openreferral/openapi.json"), 200, "ORUK OpenAPI");
+    assert_eq!(doc["servers"][0]["url"], format!("{BASE_URL}/openreferral"));
+    let mut objects = 0;
+    for list in ["services", "service_at_locations", "organizations", "taxonomies", "taxonomy_terms"] {
+        let first = assert_json(&d.get(&format!("/openreferral/{list}")), 200, list);
+        assert_eq!(d.get(&format!("/openreferral/{list}/?page=1")).body, d.get(&format!("/openreferral/{list}/")).body);
+        let pages = first["total_pages"].as_u64().unwrap();
+        let mut ids = Vec::new();
+        for n in 1..=pages {
+            let target = format!("/openreferral/{list}/?page={n}");
+            let r = d.get(&target);
+            let page = assert_json(&r, 200, &target);
+            assert_eq!(r.body, d.build.file(&format!("openreferral/{list}/page/{n}/index.json")), "{target}");
+            assert_eq!(page["page_number"], n);
+            ids.extend(page["contents"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()));
+        }
+        assert_eq!(ids.len() as u64, first["total_items"].as_u64().unwrap(), "{list}");
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(ids, sorted, "{list} in id order");
+        for id in &ids {
+            let target = format!("/openreferral/{list}/{id}");
+            let object = assert_json(&d.get(&target), 200, &target);
+            assert_eq!(object["id"], id.as_str());
+            objects += 1;
+        }
+        let last = d.get(&format!("/openreferral/{list}/?page=last"));
+        assert_eq!(last.body, d.get(&format!("/openreferral/{list}/?page={pages}")).body, "{list} page=last");
+        let past = format!("/openreferral/{list}/?page={}", pages + 1);
+        assert_eq!(assert_json(&d.get(&past), 404, &past), serde_json::json!({"detail": "Invalid page."}));
+        let zero = format!("/openreferral/{list}/?page=0");
+        assert_eq!(assert_json(&d.get(&zero), 404, &zero), serde_json::json!({"detail": "Invalid page."}));
+        assert_html(&d.get(&format!("/openreferral/{list}/?format=api&page=1")), 200, list);
+    }
+    assert!(objects > 10, "{objects}");
+    assert!(d.build.json("openreferral/services/index.json")["total_pages"].as_u64().unwrap() >= 2);
+}
+
+/// The bulk downloads (issue 17): their bytes as they are, `application/gzip` and
+/// `application/zip`, never encoded again whatever `Accept-Encoding` says; no other name.
+pub fn downloads_are_served_as_they_are(d: &Deployment) {
+    for (path, content_type) in
+        [("downloads/services.ndjson.gz", "application/gzip"), ("downloads/openreferral-uk.zip", "application/zip")]
+    {
+        let target = format!("/{path}");
+        let r = d.send("GET", &target, &[("accept-encoding", "gzip, br"), ("accept", BROWSER)]);
+        assert_eq!(r.status, 200, "{target}");
+        assert_eq!(r.content_type(), content_type, "{target}");
+        assert_eq!(r.header("content-encoding"), None, "{target}: not encoded again");
+        assert!(r.body == d.build.file(path), "{target}: the file's bytes");
+        assert_api_headers(&r, &target);
+        let head = d.send("HEAD", &target, &[]);
+        assert_eq!((head.status, head.body.len()), (200, 0), "HEAD {target}");
+        assert_eq!(d.send("POST", &target, &[]).status, 405, "POST {target}");
+    }
+    // Not a precompressed variant: the name without .gz is no file of the API.
+    assert_json(&d.get("/downloads/services.ndjson"), 404, "no services.ndjson");
+    assert_json(&d.get("/downloads/"), 404, "no listing");
+}
+
+/// The change record (issue 17): `/changes/` and `?page=1` are the same page, the newest
+/// entry names the state that `/changes/state.json` holds, a page past the end is invalid.
+pub fn change_record_is_served(d: &Deployment) {
+    let first = assert_json(&d.get("/changes/"), 200, "changes");
+    assert_eq!(d.get("/changes?page=1").body, d.get("/changes/").body);
+    assert_eq!(d.get("/changes/").body, d.build.file("changes/index.json"));
+    let state = assert_json(&d.get("/changes/state.json"), 200, "state");
+    assert_eq!(state["build"], first["builds"][0]["id"]);
+    assert!(state["services"].as_object().is_some_and(|m| !m.is_empty()));
+    let past = assert_json(&d.get("/changes/?page=2"), 404, "changes page 2");
+    assert_eq!(past, serde_json::json!({"detail": "Invalid page."}));
 }

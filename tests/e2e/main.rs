@@ -74,4 +74,7 @@ against_both!(
     json_and_html_are_gzipped,
     answers_agree_with_the_routing_rules,
     openapi_document_and_page_are_served,
+    open_referral_lists_and_objects_are_served,
+    downloads_are_served_as_they_are,
+    change_record_is_served,
 );

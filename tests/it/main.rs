@@ -7,9 +7,12 @@ mod incremental;
 mod shapes;
 
 mod bad_input;
+mod changes;
 mod cli;
 mod convert;
+mod downloads;
 mod openapi;
+mod openreferral;
 mod postcodes;
 mod repository;
 mod schema;
