@@ -6,6 +6,7 @@
 //! skip panics with its reason, so a green CI means every test ran. Not part of the API.
 
 use std::ffi::OsStr;
+use std::io::Write;
 
 /// The environment variable that turns every skip into a failure (any value but empty or `0`).
 pub const REQUIRE_ALL: &str = "SVCDIR_REQUIRE_ALL";
@@ -16,7 +17,9 @@ pub fn skipped(reason: &str) {
     if let Err(message) = decide(std::env::var_os(REQUIRE_ALL).as_deref(), reason) {
         panic!("{message}");
     }
-    eprintln!("skipped: {reason}");
+    // Straight to the process's stderr, not through `eprintln!`, which the test harness
+    // captures and hides for a passing test: the skip shows in every `cargo test` run.
+    let _ = writeln!(std::io::stderr(), "skipped: {reason}");
 }
 
 /// [`skipped`] when `available` is false; true when the caller must return.
