@@ -3,6 +3,7 @@
 //! Data flows load → validate → model → render → write for the static files
 //! (`svcdir build`), and index → query → respond for search (`svcdir-search`).
 
+pub mod api;
 pub mod build;
 pub mod changes;
 pub mod cli;
@@ -18,7 +19,7 @@ pub mod openapi;
 pub mod openreferral;
 pub mod preview;
 pub mod render;
-pub mod routing;
+
 pub mod sample;
 pub mod schema;
 pub mod search;

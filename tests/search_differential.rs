@@ -11,10 +11,11 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use search_support::brute::Oracle;
 use search_support::{get, publication, random};
+use svcdir::api::routing::{V3_PATH, V4_PATH};
 use svcdir::index::SearchIndex;
 use svcdir::model::Directory;
 use svcdir::search::{RawQuery, ResultPage};
-use svcdir::server::{AppState, V3_PATH, V4_PATH, links};
+use svcdir::server::{AppState, links};
 use svcdir::views::v3::ServiceV3;
 use svcdir::views::v4::{ServiceContext, ServiceView};
 

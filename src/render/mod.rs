@@ -259,19 +259,6 @@ impl RenderContext<'_> {
     }
 }
 
-/// The headers every JSON response carries (behaviour.md, Routing), shown in HTML views.
-pub fn json_headers() -> Vec<(String, String)> {
-    [
-        ("Allow", "GET, HEAD, OPTIONS"),
-        ("Content-Type", "application/json"),
-        ("Vary", "Accept"),
-        ("Access-Control-Allow-Origin", "*"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-    .collect()
-}
-
 fn json_bytes<T: Serialize>(path: &str, body: &T) -> Result<Vec<u8>, RenderError> {
     serde_json::to_vec(body).map_err(|source| RenderError::Json { path: path.to_owned(), source })
 }
@@ -288,7 +275,7 @@ fn html_bytes(
         title: title.to_owned(),
         request: request.to_owned(),
         status,
-        headers: json_headers(),
+        headers: crate::api::headers::json_headers(),
         body,
         json_url: format!("{base}?format=json"),
     };

@@ -28,7 +28,8 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use super::{ApiError, Limits};
+use super::Limits;
+use crate::api::ApiError;
 
 /// Connections past [`Limits::max_connections`] that are still accepted, to be answered 429.
 pub const OVERFLOW_CONNECTIONS: usize = 256;

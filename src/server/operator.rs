@@ -21,7 +21,9 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, 
 use metrics_util::MetricKindMask;
 use serde::Serialize;
 
-use super::{AppState, LiveState, V3_PATH, V4_PATH};
+use super::{AppState, LiveState};
+use crate::api::headers::{CACHE_NONE, JSON};
+use crate::api::routing::{V3_PATH, V4_PATH};
 
 /// `Content-Type` of `/metrics`: the Prometheus text exposition format.
 pub const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -210,8 +212,7 @@ async fn healthz(State((live, telemetry)): OperatorState) -> Response {
     };
     match serde_json::to_vec(&body) {
         Ok(bytes) => {
-            (StatusCode::OK, [(header::CONTENT_TYPE, super::JSON), (header::CACHE_CONTROL, "no-store")], bytes)
-                .into_response()
+            (StatusCode::OK, [(header::CONTENT_TYPE, JSON), (header::CACHE_CONTROL, CACHE_NONE)], bytes).into_response()
         }
         Err(_) => super::ApiError::Internal.into_response(),
     }

@@ -5,8 +5,10 @@
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use serde_json::Value;
-use svcdir::routing::{self, Answer, Missing, Origin, Route};
-use svcdir::server::Format;
+use svcdir::api::Format;
+use svcdir::api::bodies;
+use svcdir::api::headers::{self, Origin};
+use svcdir::api::routing::{self, Answer, Missing, Route};
 
 use crate::support::{BASE_URL, Build, Deployment, Response};
 
@@ -186,7 +188,7 @@ pub fn search_answers_in_v4_and_v3(d: &Deployment) {
         assert!(json["count"].as_u64().unwrap() >= 1, "{json}");
         assert_eq!(json["meta"]["attribution"].as_array().map(Vec::len), Some(4));
         assert!(json["data"][0]["locations"].is_array() && json["data"][0]["slug"].is_string());
-        assert_eq!(r.header("cache-control"), Some(routing::CACHE_SEARCH));
+        assert_eq!(r.header("cache-control"), Some(headers::CACHE_SEARCH));
         if let Some(next) = json["next"].as_str() {
             assert!(next.starts_with(&format!("{BASE_URL}/api/v4/services/?")), "{next}");
             assert_json(&d.follow(next), 200, next);
@@ -200,7 +202,7 @@ pub fn search_answers_in_v4_and_v3(d: &Deployment) {
     }
     let bad = assert_json(&d.get("/api/v4/services/"), 400, "no postcode");
     assert_eq!(bad, serde_json::json!({"postcode": ["This field is required."]}));
-    assert_eq!(d.get("/api/v4/services/").header("cache-control"), Some(routing::CACHE_ERROR));
+    assert_eq!(d.get("/api/v4/services/").header("cache-control"), Some(headers::CACHE_ERROR));
 }
 
 /// `format=json`, `format=api`, an Accept header preferring HTML, and a bad format, on a
@@ -282,7 +284,7 @@ pub fn accept_headers_agree_with_prefers_html(d: &Deployment) {
     }
     let mut disagreements = Vec::new();
     for (i, accept) in headers.iter().enumerate() {
-        let expected = if svcdir::server::negotiate::prefers_html(accept) { HTML } else { JSON };
+        let expected = if svcdir::api::negotiate::prefers_html(accept) { HTML } else { JSON };
         let mut targets = vec!["/api/v4/categories/"];
         if i < 40 {
             targets.push("/api/v4/services/?postcode=G2+1AL");
@@ -326,7 +328,7 @@ pub fn every_kind_of_response_has_the_api_headers(d: &Deployment) {
         assert_eq!(r.status, status, "{what}: {}", r.text());
         assert_eq!(r.content_type(), content_type, "{what}");
         assert_api_headers(&r, &what);
-        let cache = routing::cache_control(origin, StatusCode::from_u16(status).unwrap());
+        let cache = headers::cache_control(origin, StatusCode::from_u16(status).unwrap());
         assert_eq!(r.header("cache-control"), Some(cache), "{what}");
     }
 }
@@ -387,11 +389,11 @@ pub fn cors_preflight_is_answered(d: &Deployment) {
         );
         assert_eq!(r.status, 200, "{target}: {}", r.text());
         assert_api_headers(&r, target);
-        assert_eq!(r.header("access-control-allow-methods"), Some(routing::CORS_ALLOW_METHODS), "{target}");
+        assert_eq!(r.header("access-control-allow-methods"), Some(headers::CORS_ALLOW_METHODS), "{target}");
         assert_eq!(r.header("access-control-allow-headers"), Some("x-app-version, authorization"), "{target}");
         assert_eq!(r.header("access-control-max-age"), Some("86400"), "{target}");
         let r = d.send("OPTIONS", target, &asked);
-        assert_eq!(r.header("access-control-allow-headers"), Some(routing::CORS_DEFAULT_ALLOW_HEADERS), "{target}");
+        assert_eq!(r.header("access-control-allow-headers"), Some(headers::CORS_DEFAULT_ALLOW_HEADERS), "{target}");
         // Not a preflight: a plain OPTIONS, or a GET that names a method.
         for r in [d.send("OPTIONS", target, &[]), d.send("GET", target, &asked)] {
             assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{target}");
@@ -561,7 +563,7 @@ pub fn json_and_html_are_gzipped(d: &Deployment) {
     }
 }
 
-/// Requests of every kind get exactly the answer `svcdir::routing::route` decides (the
+/// Requests of every kind get exactly the answer `svcdir::api::routing::route` decides (the
 /// file's bytes, the fixed bodies), and search paths the in-process search server's answer.
 pub fn answers_agree_with_the_routing_rules(d: &Deployment) {
     let index = svcdir::index::SearchIndex::read(&d.build.index).expect("index");
@@ -684,7 +686,7 @@ fn expected(
     };
     let format = answer.format();
     let not_found = || (404, content_type(format), d.build.file(&format!("_errors/404.{}", ext(format))));
-    let invalid_page = || (404, content_type(format), routing::invalid_page_body(format).unwrap());
+    let invalid_page = || (404, content_type(format), bodies::invalid_page_body(format).unwrap());
     let (status, content_type, body) = match &answer {
         Answer::File { path, missing, .. } => {
             if d.build.public.join(path).is_file() {
@@ -698,8 +700,8 @@ fn expected(
         Answer::NotFound(_) => not_found(),
         Answer::InvalidPage(_) => invalid_page(),
         Answer::MethodNotAllowed(_) => {
-            let template = routing::method_not_allowed_body(format).unwrap();
-            (405, content_type(format), routing::method_not_allowed_for(&template, format, &method))
+            let template = bodies::method_not_allowed_body(format).unwrap();
+            (405, content_type(format), bodies::method_not_allowed_for(&template, format, &method))
         }
         Answer::Options(_) => (200, content_type(format), Vec::new()),
         Answer::Download { path, content_type: ty } => {
@@ -709,7 +711,7 @@ fn expected(
                 not_found()
             }
         }
-        Answer::BadRequest => (400, JSON.to_owned(), routing::bad_request_body()),
+        Answer::BadRequest => (400, JSON.to_owned(), bodies::bad_request_body()),
     };
     (status, content_type, strip(body))
 }

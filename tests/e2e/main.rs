@@ -9,7 +9,7 @@
 //!   installs it.
 //! - `preview::*`: `svcdir serve`.
 //!
-//! Both must give the answers of `svcdir::routing::route`, which is how the suite shows the
+//! Both must give the answers of `svcdir::api::routing::route`, which is how the suite shows the
 //! nginx template and the preview agree. `nginx_only` checks what only nginx has (its own
 //! config test, an unreachable search server); `rebuild` that a new build is served without
 //! a reload and its search index after SIGHUP; `deploy` the systemd units

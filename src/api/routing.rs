@@ -5,82 +5,23 @@
 //! [`route`] is what `svcdir serve` runs for every request. The nginx configuration
 //! (`templates/nginx.conf.j2`) implements the same rules in nginx's own terms, and the
 //! end-to-end suite (`tests/e2e`) runs one list of requests against both and checks they
-//! answer alike. This module also owns the bodies that have no file under `public/` (invalid
-//! page, 405, 400), so that nginx and the preview send the same bytes, and the
-//! `Cache-Control` policy. It does not read files or speak HTTP: `crate::preview` does.
+//! answer alike. It does not read files or speak HTTP: `crate::preview` does.
 //!
 //! The order of the checks follows Django REST framework, which the API describes: the URL
 //! first (unknown → 404 whatever the method), then the `format` (unknown → 404), then the
 //! method (→ 405), then the resource.
 
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode};
 
+use super::negotiate::{Format, negotiate};
+use super::path::normalise_path;
 use crate::render::paths;
 use crate::search::{PageNumber, RawQuery};
-use crate::server::negotiate::negotiate;
-use crate::server::{ApiError, Format};
 
-/// `Cache-Control` of a static 200 (and of OPTIONS on a static endpoint): the files change
-/// only when the site is rebuilt, so a CDN or browser may keep them for a while.
-pub const CACHE_STATIC: &str = "public, max-age=600";
-/// `Cache-Control` of a search 200: results change with every rebuild of the index.
-pub const CACHE_SEARCH: &str = "public, max-age=60";
-/// `Cache-Control` of a 400 or 404: short, so a fix or a rebuild shows up soon.
-pub const CACHE_ERROR: &str = "public, max-age=60";
-/// `Cache-Control` of anything else (405, 5xx): never stored.
-pub const CACHE_NONE: &str = "no-store";
-
-/// Placeholder for the method in the 405 bodies rendered ahead of time: the preview puts
-/// the request's method there, nginx the method of the request line.
-pub const METHOD_PLACEHOLDER: &str = "SVCDIRREQUESTMETHOD";
-
-/// `Access-Control-Allow-Methods` of a CORS preflight (behaviour.md, Routing).
-pub const CORS_ALLOW_METHODS: &str = "GET, HEAD, OPTIONS";
-/// `Access-Control-Allow-Headers` of a preflight that names no headers: the set that
-/// django-cors-headers, which the described service runs, allows by default.
-pub const CORS_DEFAULT_ALLOW_HEADERS: &str =
-    "accept, accept-encoding, authorization, content-type, dnt, origin, user-agent, x-csrftoken, x-requested-with";
-/// `Access-Control-Max-Age` of a preflight: browsers may keep the answer for a day.
-pub const CORS_MAX_AGE: &str = "86400";
-
-/// The headers a CORS preflight gets beside the usual ones (behaviour.md, Routing), or
-/// `None` when the request is not a preflight: an OPTIONS with a non-empty
-/// `Access-Control-Request-Method`. The headers allowed are those the browser asks for
-/// (`Access-Control-Request-Headers`, as sent), else [`CORS_DEFAULT_ALLOW_HEADERS`], so a
-/// client app's own headers pass.
-pub fn preflight_headers(method: &Method, headers: &HeaderMap) -> Option<[(&'static str, HeaderValue); 3]> {
-    let asked = |name: &str| headers.get(name).filter(|v| !v.as_bytes().trim_ascii().is_empty());
-    if *method != Method::OPTIONS || asked("access-control-request-method").is_none() {
-        return None;
-    }
-    let allow_headers = asked("access-control-request-headers")
-        .cloned()
-        .unwrap_or(HeaderValue::from_static(CORS_DEFAULT_ALLOW_HEADERS));
-    Some([
-        ("access-control-allow-methods", HeaderValue::from_static(CORS_ALLOW_METHODS)),
-        ("access-control-allow-headers", allow_headers),
-        ("access-control-max-age", HeaderValue::from_static(CORS_MAX_AGE)),
-    ])
-}
-
-/// Which origin made a response, for [`cache_control`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// A file of `public/` or a fixed body.
-    Static,
-    /// The search server.
-    Search,
-}
-
-/// The `Cache-Control` value of a response (README, "Deploying").
-pub fn cache_control(origin: Origin, status: StatusCode) -> &'static str {
-    match (origin, status.as_u16()) {
-        (Origin::Static, 200 | 206 | 304) => CACHE_STATIC,
-        (Origin::Search, 200 | 206 | 304) => CACHE_SEARCH,
-        (_, 400 | 404) => CACHE_ERROR,
-        _ => CACHE_NONE,
-    }
-}
+/// Canonical path of the v4 search, used in its `next`/`previous` links.
+pub const V4_PATH: &str = "/api/v4/services/";
+/// Canonical path of the v3 search, used in its `next`/`previous` links.
+pub const V3_PATH: &str = "/api/v3/search/";
 
 /// Where a request goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,9 +48,9 @@ pub enum Answer {
     },
     /// 404 `{"detail": "Not found."}`: `_errors/404.json` or `_errors/404.html`.
     NotFound(Format),
-    /// 404 `{"detail": "Invalid page."}` (see [`invalid_page_body`]).
+    /// 404 `{"detail": "Invalid page."}` (see [`super::bodies::invalid_page_body`]).
     InvalidPage(Format),
-    /// 405 `{"detail": "Method \"X\" not allowed."}` (see [`method_not_allowed_body`]).
+    /// 405 `{"detail": "Method \"X\" not allowed."}` (see [`super::bodies::method_not_allowed_body`]).
     MethodNotAllowed(Format),
     /// OPTIONS on an endpoint: 200, the headers, no body.
     Options(Format),
@@ -161,8 +102,8 @@ impl Answer {
     }
 }
 
-/// The two search paths (without their trailing slash).
-const SEARCH_PATHS: [&str; 2] = ["/api/v4/services", "/api/v3/search"];
+/// The two search paths, without their trailing slash.
+pub const SEARCH_PATHS: [&str; 2] = [V4_PATH.split_at(V4_PATH.len() - 1).0, V3_PATH.split_at(V3_PATH.len() - 1).0];
 /// The list endpoints (folder = path without the leading slash).
 const LISTS: [&str; 4] = [paths::CATEGORIES_V4, paths::SERVICE_AREAS_V4, paths::CATEGORIES_V3, paths::SERVICE_AREAS_V3];
 
@@ -318,141 +259,6 @@ fn open_data_endpoint(path: &str, rel: &str) -> Option<Endpoint> {
 /// can name nothing but a folder directly below its endpoint.
 fn is_key(key: &str) -> bool {
     !key.is_empty() && key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-}
-
-/// A path that nginx answers with 400 before routing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum BadPath {
-    /// `%` not followed by two hex digits.
-    #[error("bad percent escape")]
-    Escape,
-    /// `%00`.
-    #[error("encoded NUL")]
-    Nul,
-    /// `..` above the root, or a path not starting with `/`.
-    #[error("path outside the root")]
-    Outside,
-}
-
-/// The path as nginx matches locations against it: percent-decoded, runs of `/` merged,
-/// `.` and `..` segments resolved. `Ok(None)` when the decoded bytes are not UTF-8 (such a
-/// path matches no endpoint).
-pub fn normalise_path(raw: &str) -> Result<Option<String>, BadPath> {
-    if !raw.starts_with('/') {
-        return Err(BadPath::Outside);
-    }
-    let decoded = percent_decode(raw.as_bytes())?;
-    let Ok(decoded) = String::from_utf8(decoded) else {
-        return Ok(None);
-    };
-    let mut out: Vec<&str> = Vec::new();
-    let mut trailing_slash = false;
-    for segment in decoded.split('/').skip(1) {
-        trailing_slash = matches!(segment, "" | "." | "..");
-        match segment {
-            "" | "." => {}
-            ".." => {
-                out.pop().ok_or(BadPath::Outside)?;
-            }
-            name => out.push(name),
-        }
-    }
-    let mut path = String::with_capacity(decoded.len());
-    for segment in &out {
-        path.push('/');
-        path.push_str(segment);
-    }
-    if trailing_slash || out.is_empty() {
-        path.push('/');
-    }
-    Ok(Some(path))
-}
-
-fn percent_decode(raw: &[u8]) -> Result<Vec<u8>, BadPath> {
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let mut out = Vec::with_capacity(raw.len());
-    let mut bytes = raw.iter().copied();
-    while let Some(b) = bytes.next() {
-        if b != b'%' {
-            out.push(b);
-            continue;
-        }
-        let hi = bytes.next().and_then(hex).ok_or(BadPath::Escape)?;
-        let lo = bytes.next().and_then(hex).ok_or(BadPath::Escape)?;
-        match hi << 4 | lo {
-            0 => return Err(BadPath::Nul),
-            byte => out.push(byte),
-        }
-    }
-    Ok(out)
-}
-
-/// JSON body of a 400 for a malformed request (Django REST framework's `ParseError`).
-pub fn bad_request_body() -> Vec<u8> {
-    br#"{"detail":"Malformed request."}"#.to_vec()
-}
-
-/// Body of the 404 for an import page that does not exist, in the form asked for.
-pub fn invalid_page_body(format: Format) -> Result<Vec<u8>, ViewError> {
-    error_view(format, &ApiError::InvalidPage, "Invalid page", "/api/v4/import/")
-}
-
-/// Body of the 405, with [`METHOD_PLACEHOLDER`] where the method goes.
-pub fn method_not_allowed_body(format: Format) -> Result<Vec<u8>, ViewError> {
-    let placeholder = Method::from_bytes(METHOD_PLACEHOLDER.as_bytes()).map_err(|_| ViewError::Placeholder)?;
-    error_view(format, &ApiError::MethodNotAllowed(placeholder), "Method not allowed", "/")
-}
-
-/// The 405 body of [`method_not_allowed_body`] for one method.
-pub fn method_not_allowed_for(template: &[u8], format: Format, method: &Method) -> Vec<u8> {
-    let name = match format {
-        Format::Json => serde_json::to_string(method.as_str())
-            .map(|quoted| quoted[1..quoted.len() - 1].to_owned())
-            .unwrap_or_default(),
-        // Methods are tokens; escape anyway, the page must never carry markup from a request.
-        Format::Html => method
-            .as_str()
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c.to_string()
-                } else {
-                    format!("&#{};", c as u32)
-                }
-            })
-            .collect(),
-    };
-    String::from_utf8_lossy(template).replace(METHOD_PLACEHOLDER, &name).into_bytes()
-}
-
-/// An error body could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum ViewError {
-    /// The HTML view failed.
-    #[error(transparent)]
-    Html(#[from] crate::render::html::HtmlError),
-    /// The method placeholder is not a valid method (a bug).
-    #[error("the method placeholder is not a valid HTTP method")]
-    Placeholder,
-}
-
-fn error_view(format: Format, error: &ApiError, title: &str, request: &str) -> Result<Vec<u8>, ViewError> {
-    let body = error.body();
-    match format {
-        Format::Json => Ok(body.to_string().into_bytes()),
-        Format::Html => {
-            let (base, _) = request.split_once('?').unwrap_or((request, ""));
-            let view = crate::render::html::HtmlView {
-                title: title.to_owned(),
-                request: request.to_owned(),
-                status: error.status().as_u16(),
-                headers: crate::render::json_headers(),
-                body: &body,
-                json_url: format!("{base}?format=json"),
-            };
-            Ok(crate::render::html::render_html(&view)?.into_bytes())
-        }
-    }
 }
 
 #[cfg(test)]
@@ -625,22 +431,7 @@ mod tests {
     }
 
     #[test]
-    fn paths_normalise_as_nginx_does() {
-        let n = |p: &str| normalise_path(p);
-        assert_eq!(n("/api//v4/./categories"), Ok(Some("/api/v4/categories".into())));
-        assert_eq!(n("/a%2Fb//c/./d/%2e%2E/e%2f..%2Ff"), Ok(Some("/a/b/c/f".into())));
-        assert_eq!(n("/a/.."), Ok(Some("/".into())));
-        assert_eq!(n("/a/."), Ok(Some("/a/".into())));
-        assert_eq!(n("/a/b/../"), Ok(Some("/a/".into())));
-        assert_eq!(n("/a/..."), Ok(Some("/a/...".into())));
-        assert_eq!(n("/%C3%A9"), Ok(Some("/é".into())));
-        assert_eq!(n("/%ff"), Ok(None));
-        assert_eq!(n("/a/../../etc/passwd"), Err(BadPath::Outside));
-        assert_eq!(n("/.."), Err(BadPath::Outside));
-        assert_eq!(n("*"), Err(BadPath::Outside));
-        assert_eq!(n("/a%zz"), Err(BadPath::Escape));
-        assert_eq!(n("/a%2"), Err(BadPath::Escape));
-        assert_eq!(n("/a%00b"), Err(BadPath::Nul));
+    fn encoded_paths_route_as_nginx_does() {
         assert_eq!(
             get("/api/v4/service%73/x/../../categories"),
             file("api/v4/categories/index.json", Format::Json, Missing::NotFound)
@@ -649,34 +440,5 @@ mod tests {
         assert_eq!(get("/api/v4/services/..%2f..%2f..%2fetc%2fpasswd"), Route::Static(Answer::NotFound(Format::Json)));
         assert_eq!(get("/api/v4/services/..%2f..%2f..%2f..%2fetc%2fpasswd"), Route::Static(Answer::BadRequest));
         assert_eq!(get("/../etc/passwd"), Route::Static(Answer::BadRequest));
-    }
-
-    #[test]
-    fn cache_policy() {
-        assert_eq!(cache_control(Origin::Static, StatusCode::OK), CACHE_STATIC);
-        assert_eq!(cache_control(Origin::Search, StatusCode::OK), CACHE_SEARCH);
-        assert_eq!(cache_control(Origin::Search, StatusCode::BAD_REQUEST), CACHE_ERROR);
-        assert_eq!(cache_control(Origin::Static, StatusCode::NOT_FOUND), CACHE_ERROR);
-        assert_eq!(cache_control(Origin::Static, StatusCode::METHOD_NOT_ALLOWED), CACHE_NONE);
-    }
-
-    #[test]
-    fn generated_bodies() {
-        assert_eq!(invalid_page_body(Format::Json).unwrap(), br#"{"detail":"Invalid page."}"#);
-        let html = String::from_utf8(invalid_page_body(Format::Html).unwrap()).unwrap();
-        assert!(html.contains("Invalid page."), "{html}");
-        let json = method_not_allowed_body(Format::Json).unwrap();
-        assert_eq!(
-            method_not_allowed_for(&json, Format::Json, &Method::POST),
-            br#"{"detail":"Method \"POST\" not allowed."}"#
-        );
-        assert_eq!(
-            String::from_utf8(json).unwrap(),
-            ApiError::MethodNotAllowed(Method::from_bytes(METHOD_PLACEHOLDER.as_bytes()).unwrap()).body().to_string()
-        );
-        let html = method_not_allowed_body(Format::Html).unwrap();
-        let odd = Method::from_bytes(b"X'Y").unwrap();
-        let page = String::from_utf8(method_not_allowed_for(&html, Format::Html, &odd)).unwrap();
-        assert!(page.contains("X&#39;Y") && !page.contains(METHOD_PLACEHOLDER), "{page}");
     }
 }
