@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use uuid::Uuid;
 
+use crate::input::files;
 use crate::input::records::{LocationRecord, OrganisationRecord, ServiceRecord};
+use crate::input::writer::{CATEGORIES_JSON, JsonLines, SERVICE_AREAS_JSON, WriteError};
 
 /// What to convert.
 #[derive(Debug, Clone)]
@@ -54,6 +56,9 @@ pub enum ConvertError {
         /// The file.
         path: PathBuf,
     },
+    /// Writing the dataset failed.
+    #[error(transparent)]
+    Write(#[from] WriteError),
     /// The pages given are not the whole import.
     #[error("the import pages given are incomplete: {0}")]
     Incomplete(String),
@@ -329,15 +334,11 @@ pub fn convert(cfg: &ConvertConfig) -> Result<Report, ConvertError> {
         .collect();
 
     std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
-    write_jsonl(&cfg.out.join("organisations.jsonl"), &org_lines)?;
-    write_jsonl(&cfg.out.join("locations.jsonl"), &locations.values().collect::<Vec<_>>())?;
-    write_jsonl(&cfg.out.join("services.jsonl"), &service_lines)?;
-    copy_or_write(cfg.categories.as_deref(), crate::sample::CATEGORIES_JSON, &cfg.out.join("categories.json"))?;
-    copy_or_write(
-        cfg.service_areas.as_deref(),
-        crate::sample::SERVICE_AREAS_JSON,
-        &cfg.out.join("service_areas.json"),
-    )?;
+    JsonLines::write_all(cfg.out.join(files::ORGANISATIONS), &org_lines)?;
+    JsonLines::write_all(cfg.out.join(files::LOCATIONS), locations.values())?;
+    JsonLines::write_all(cfg.out.join(files::SERVICES), &service_lines)?;
+    copy_or_write(cfg.categories.as_deref(), CATEGORIES_JSON, &cfg.out.join(files::CATEGORIES))?;
+    copy_or_write(cfg.service_areas.as_deref(), SERVICE_AREAS_JSON, &cfg.out.join(files::SERVICE_AREAS))?;
 
     let mut not_carried = vec![
         format!(
@@ -376,15 +377,6 @@ fn later(a: &str, b: &str) -> bool {
         (Ok(a), Ok(b)) => a > b,
         _ => false,
     }
-}
-
-fn write_jsonl<T: serde::Serialize>(path: &Path, records: &[T]) -> Result<(), ConvertError> {
-    let mut text = String::new();
-    for record in records {
-        text.push_str(&serde_json::to_string(record).expect("records serialise"));
-        text.push('\n');
-    }
-    std::fs::write(path, text).map_err(io(path))
 }
 
 fn copy_or_write(from: Option<&Path>, fixed: &str, to: &Path) -> Result<(), ConvertError> {

@@ -7,6 +7,7 @@
 pub mod error;
 pub mod postcodes;
 pub mod records;
+pub mod writer;
 
 use std::fs;
 use std::path::Path;

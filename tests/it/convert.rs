@@ -86,7 +86,7 @@ fn convert_without_overrides_writes_the_fixed_lists_and_reports_postcodes() {
     assert_ok(&output);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("not carried over: postcodes"), "{stdout}");
-    assert_eq!(std::fs::read_to_string(out.join("categories.json")).unwrap(), svcdir::sample::CATEGORIES_JSON);
+    assert_eq!(std::fs::read_to_string(out.join("categories.json")).unwrap(), svcdir::input::writer::CATEGORIES_JSON);
     let bad = common::svcdir(&[
         "convert",
         "--from-import",
