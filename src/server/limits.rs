@@ -29,7 +29,7 @@ pub struct Limits {
     /// Requests answered at once: one more gets 429 at once rather than waiting in a queue,
     /// so that a flood is shed cheaply and nginx can try another server.
     pub max_concurrent: usize,
-    /// Connections open at once: the next [`connections::OVERFLOW_CONNECTIONS`] get one 429
+    /// Connections open at once: the next [`super::connections::OVERFLOW_CONNECTIONS`] get one 429
     /// answer and are closed; more wait in the accept queue until one closes.
     pub max_connections: usize,
     /// Time a connection may take to send a request's head, counted from when the server

@@ -1,5 +1,5 @@
 //! The search server: `/api/v4/services/` and `/api/v3/search/` over a loaded
-//! [`SearchIndex`], as an axum [`Router`].
+//! [`SearchIndex`](crate::index::SearchIndex), as an axum [`Router`].
 //!
 //! This module is the transport: the router, its layers, the listener and the shutdown.
 //! What each answer says is the contract's (`crate::api`); the search itself is

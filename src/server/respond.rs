@@ -64,7 +64,7 @@ fn options(uri: &Uri, headers: &HeaderMap) -> Response {
     (StatusCode::OK, [(header::CONTENT_TYPE, content_type)]).into_response()
 }
 
-/// 404 `{"detail": "Not found."}` (or its HTML view): the fallback of [`app`].
+/// 404 `{"detail": "Not found."}` (or its HTML view): the fallback of [`super::app`].
 pub async fn not_found(uri: Uri, headers: HeaderMap) -> Response {
     error_response(ApiError::NotFound, &uri, &headers, "Not found")
 }
