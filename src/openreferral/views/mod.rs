@@ -9,9 +9,14 @@
 use serde::Serialize;
 use uuid::Uuid;
 
+mod location;
+mod taxonomy;
+
 use super::ids;
-use crate::model::{CategoryIx, Directory, Location, Organisation, Service};
+use crate::model::{Directory, Organisation, Service};
 use crate::views::Publication;
+pub use location::{AddressView, LocationView, ServiceAtLocationView};
+pub use taxonomy::{AttributeView, TAXONOMY_NAME, TaxonomyTermView, TaxonomyView};
 
 /// Whether `text` is an `http(s)` URL that `format: uri` accepts.
 pub fn valid_uri(text: &str) -> bool {
@@ -310,133 +315,6 @@ pub fn gss_uri(code: &str) -> Option<String> {
         .then(|| format!("http://statistics.data.gov.uk/id/statistical-geography/{code}"))
 }
 
-/// A service at one of its locations.
-#[derive(Debug, Serialize)]
-pub struct ServiceAtLocationView<'a> {
-    /// Derived from the service and location ids.
-    pub id: Uuid,
-    /// The service.
-    pub service_id: Uuid,
-    /// The location.
-    pub location_id: Uuid,
-    /// The location.
-    pub location: LocationView<'a>,
-    /// The service (the single service_at_location document and its list).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub service: Option<Box<ServiceView<'a>>>,
-}
-
-impl<'a> ServiceAtLocationView<'a> {
-    /// Inside a service (`with_service` false), or on its own with the service.
-    pub fn new(
-        dir: &'a Directory,
-        publication: &Publication,
-        service: &'a Service,
-        location: &'a Location,
-        with_service: bool,
-    ) -> Self {
-        ServiceAtLocationView {
-            id: ids::service_at_location(service.id, location.id),
-            service_id: service.id,
-            location_id: location.id,
-            location: LocationView::new(location, true),
-            service: with_service
-                .then(|| Box::new(ServiceView::new(dir, publication, service, ServiceDepth::InServiceAtLocation))),
-        }
-    }
-
-    /// An item of `/service_at_locations`: location and service flat.
-    pub fn list(dir: &'a Directory, publication: &Publication, service: &'a Service, location: &'a Location) -> Self {
-        ServiceAtLocationView {
-            id: ids::service_at_location(service.id, location.id),
-            service_id: service.id,
-            location_id: location.id,
-            location: LocationView::new(location, false),
-            service: Some(Box::new(ServiceView::new(dir, publication, service, ServiceDepth::List))),
-        }
-    }
-}
-
-/// A location.
-#[derive(Debug, Serialize)]
-pub struct LocationView<'a> {
-    /// The directory's id.
-    pub id: Uuid,
-    /// Always `physical`: every location has a street address and a point.
-    pub location_type: &'static str,
-    /// Name, when not empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<&'a str>,
-    /// Description, when not empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<&'a str>,
-    /// Latitude.
-    pub latitude: f64,
-    /// Longitude.
-    pub longitude: f64,
-    /// Its one address (full forms only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub addresses: Option<Vec<AddressView<'a>>>,
-}
-
-impl<'a> LocationView<'a> {
-    /// Views a location, with its address or flat.
-    pub fn new(location: &'a Location, with_address: bool) -> Self {
-        LocationView {
-            id: location.id,
-            location_type: "physical",
-            name: non_empty(&location.name),
-            description: non_empty(&location.description),
-            latitude: location.point.lat,
-            longitude: location.point.lon,
-            addresses: with_address.then(|| vec![AddressView::new(location)]),
-        }
-    }
-}
-
-/// The address of a location.
-#[derive(Debug, Serialize)]
-pub struct AddressView<'a> {
-    /// Derived from the location id.
-    pub id: Uuid,
-    /// The location.
-    pub location_id: Uuid,
-    /// Street address.
-    pub address_1: &'a str,
-    /// Locality.
-    pub city: &'a str,
-    /// Region, when not empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub region: Option<&'a str>,
-    /// State; else region; else locality (the profile requires one).
-    pub state_province: &'a str,
-    /// Postcode.
-    pub postal_code: &'a str,
-    /// Two-letter country code.
-    pub country: &'a str,
-    /// Always `physical`.
-    pub address_type: &'static str,
-}
-
-impl<'a> AddressView<'a> {
-    /// The address of a location.
-    pub fn new(location: &'a Location) -> Self {
-        AddressView {
-            id: ids::derived("address", &[&location.id.to_string()]),
-            location_id: location.id,
-            address_1: &location.street_address,
-            city: &location.locality,
-            region: non_empty(&location.region),
-            state_province: non_empty(&location.state)
-                .or_else(|| non_empty(&location.region))
-                .unwrap_or(&location.locality),
-            postal_code: &location.postal_code,
-            country: &location.country,
-            address_type: "physical",
-        }
-    }
-}
-
 /// The contact that holds a service's telephone number (UK profile phones belong to a
 /// contact).
 #[derive(Debug, Serialize)]
@@ -471,106 +349,6 @@ pub struct PhoneView<'a> {
     pub contact_id: Uuid,
     /// The number as given.
     pub number: &'a str,
-}
-
-/// A category of a service, as an attribute linking it to a taxonomy term.
-#[derive(Debug, Serialize)]
-pub struct AttributeView<'a> {
-    /// Derived from the service and the term.
-    pub id: Uuid,
-    /// The service.
-    pub link_id: Uuid,
-    /// HSDS core: what `link_id` names.
-    pub link_entity: &'static str,
-    /// The term.
-    pub taxonomy_term_id: Uuid,
-    /// The term.
-    pub taxonomy_term: TaxonomyTermView<'a>,
-}
-
-impl<'a> AttributeView<'a> {
-    fn new(dir: &'a Directory, publication: &Publication, service: &Service, category: CategoryIx) -> Self {
-        let term = TaxonomyTermView::new(dir, publication, category);
-        AttributeView {
-            id: ids::derived("attribute", &[&service.id.to_string(), &term.id.to_string()]),
-            link_id: service.id,
-            link_entity: "service",
-            taxonomy_term_id: term.id,
-            taxonomy_term: term,
-        }
-    }
-}
-
-/// The directory's category tree as one taxonomy.
-#[derive(Debug, Serialize)]
-pub struct TaxonomyView<'a> {
-    /// [`ids::taxonomy`].
-    pub id: Uuid,
-    /// Name.
-    pub name: &'static str,
-    /// Description.
-    pub description: &'static str,
-    /// The v4 category tree it is.
-    pub uri: String,
-    /// Every term (the single-taxonomy document only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub taxonomy_terms: Option<Vec<TaxonomyTermView<'a>>>,
-}
-
-/// Name of the one taxonomy.
-pub const TAXONOMY_NAME: &str = "Directory categories";
-
-impl<'a> TaxonomyView<'a> {
-    /// The taxonomy, with its terms or without.
-    pub fn new(dir: &'a Directory, publication: &Publication, terms: Option<&[(Uuid, CategoryIx)]>) -> Self {
-        TaxonomyView {
-            id: ids::taxonomy(),
-            name: TAXONOMY_NAME,
-            description: "The category tree of the directory: the categories services are tagged with.",
-            uri: format!("{}/api/v4/categories/", publication.base_url),
-            taxonomy_terms: terms
-                .map(|terms| terms.iter().map(|&(_, ix)| TaxonomyTermView::new(dir, publication, ix)).collect()),
-        }
-    }
-}
-
-/// A category as a taxonomy term.
-#[derive(Debug, Serialize)]
-pub struct TaxonomyTermView<'a> {
-    /// Derived from the category's id.
-    pub id: Uuid,
-    /// Name.
-    pub name: &'a str,
-    /// The names from the top of the tree down to this one, joined by ` > `.
-    pub description: String,
-    /// The parent category's term.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent_id: Option<Uuid>,
-    /// The taxonomy's name.
-    pub taxonomy: &'static str,
-    /// The taxonomy.
-    pub taxonomy_id: Uuid,
-    /// The category's slug.
-    pub term: &'a str,
-}
-
-impl<'a> TaxonomyTermView<'a> {
-    /// Views a category.
-    pub fn new(dir: &'a Directory, _publication: &Publication, ix: CategoryIx) -> Self {
-        let tree = &dir.categories;
-        let node = &tree.nodes[ix as usize];
-        let mut path: Vec<&str> = tree.ancestry(ix).map(|i| tree.nodes[i as usize].name.as_str()).collect();
-        path.reverse();
-        TaxonomyTermView {
-            id: ids::taxonomy_term(node.id),
-            name: &node.name,
-            description: path.join(" > "),
-            parent_id: node.parent.map(|p| ids::taxonomy_term(tree.nodes[p as usize].id)),
-            taxonomy: TAXONOMY_NAME,
-            taxonomy_id: ids::taxonomy(),
-            term: &node.slug,
-        }
-    }
 }
 
 #[cfg(test)]
