@@ -320,16 +320,11 @@ pub fn convert(cfg: &ConvertConfig) -> Result<Report, ConvertError> {
             id: org.id,
             name: org.name.clone(),
             slug: Some(org.slug.clone()),
-            description: String::new(),
-            url: String::new(),
-            phone: String::new(),
-            email: String::new(),
-            facebook: String::new(),
-            twitter: String::new(),
             is_claimed: org.is_claimed,
             published: true,
             last_edited: latest.clone(),
-            extra: Default::default(),
+            // The import carries no description, url, phone, email or social links.
+            ..OrganisationRecord::default()
         })
         .collect();
 

@@ -42,11 +42,16 @@ pub enum HtmlError {
 }
 
 const PAGE: &str = "page.html";
+/// The shell every HTML page extends (`templates/base.html`).
+pub const BASE: &str = "base.html";
+/// [`BASE`]'s source, embedded.
+pub const BASE_SOURCE: &str = include_str!("../../templates/base.html");
 
 fn environment() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Environment::new();
+        env.add_template(BASE, BASE_SOURCE).expect("the embedded template parses (tested)");
         env.add_template(PAGE, include_str!("../../templates/page.html"))
             .expect("the embedded template parses (tested)");
         env

@@ -156,16 +156,9 @@ pub fn directory_of(services: &[ServiceSpec]) -> Directory {
         id: Uuid::from_u128(0x0a00_0000_0000_4000_8000_0000_0000_0000 + n),
         name: name.into(),
         slug: name.to_lowercase().replace(' ', "-"),
-        description: String::new(),
-        url: String::new(),
-        phone: String::new(),
-        email: String::new(),
-        facebook: String::new(),
-        twitter: String::new(),
         is_claimed: n == 1,
         last_edited,
-        services: vec![],
-        locations: vec![],
+        ..Organisation::default()
     };
     let mut organisations = vec![org(1, "Glasgow Care Network"), org(2, "Scotland Support")];
     let locations: Vec<Location> = PLACES
