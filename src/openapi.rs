@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use crate::schema::AREA_TYPES;
+use crate::model::AreaKind;
 
 /// Folder of the document's endpoint (`/api/openapi/`, JSON or HTML like every endpoint).
 pub const FOLDER: &str = "api/openapi";
@@ -69,7 +69,7 @@ pub fn schemas() -> Value {
             "longitude": { "type": "number", "minimum": -180, "maximum": 180 },
         })),
         "CategoryRef": object(json!({ "name": string(), "slug": string() })),
-        "ServiceArea": area(json!({ "enum": AREA_TYPES })),
+        "ServiceArea": area(json!({ "enum": AreaKind::ALL.map(AreaKind::name) })),
         "ServiceAreaNumeric": area(json!({ "type": "string", "enum": ["0", "1", "2", "3", "4"] })),
         "OrganisationRef": object(json!({
             "id": uuid(), "name": string(), "directory_url": url(), "permalink": url(),
@@ -139,20 +139,27 @@ pub fn schemas() -> Value {
 
 /// `components.headers`: what every response carries (behaviour.md, Routing).
 fn headers() -> Value {
-    let header = |description: &str, example: &str| json!({ "description": description, "schema": { "type": "string" }, "example": example });
-    json!({
-        "Allow": header("Always `GET, HEAD, OPTIONS`.", "GET, HEAD, OPTIONS"),
-        "Vary": header("`Accept` (plus `Accept-Encoding` where gzip applies).", "Accept"),
-        "Access-Control-Allow-Origin": header("Always `*`.", "*"),
-    })
+    let described = |name: &str, value: &str| match name {
+        "Vary" => format!("`{value}` (plus `Accept-Encoding` where gzip applies)."),
+        _ => format!("Always `{value}`."),
+    };
+    crate::api::headers::COMMON
+        .iter()
+        .map(|&(name, value)| {
+            let header =
+                json!({ "description": described(name, value), "schema": { "type": "string" }, "example": value });
+            (name.to_owned(), header)
+        })
+        .collect::<serde_json::Map<String, Value>>()
+        .into()
 }
 
 fn header_refs() -> Value {
-    json!({
-        "Allow": { "$ref": "#/components/headers/Allow" },
-        "Vary": { "$ref": "#/components/headers/Vary" },
-        "Access-Control-Allow-Origin": { "$ref": "#/components/headers/Access-Control-Allow-Origin" },
-    })
+    crate::api::headers::COMMON
+        .iter()
+        .map(|&(name, _)| (name.to_owned(), json!({ "$ref": format!("#/components/headers/{name}") })))
+        .collect::<serde_json::Map<String, Value>>()
+        .into()
 }
 
 /// A response in JSON (`schema`) or its HTML view (`format=api`, or a browser's `Accept`).

@@ -5,8 +5,8 @@
 use axum::http::Method;
 
 use super::error::ApiError;
-use super::headers::json_headers;
 use super::negotiate::Format;
+use crate::render::html::{HtmlView, render_html};
 
 /// Placeholder for the method in the 405 bodies rendered ahead of time: the preview puts
 /// the request's method there, nginx the method of the request line.
@@ -56,16 +56,8 @@ fn error_view(format: Format, error: &ApiError, title: &str, request: &str) -> R
     match format {
         Format::Json => Ok(body.to_string().into_bytes()),
         Format::Html => {
-            let (base, _) = request.split_once('?').unwrap_or((request, ""));
-            let view = crate::render::html::HtmlView {
-                title: title.to_owned(),
-                request: request.to_owned(),
-                status: error.status().as_u16(),
-                headers: json_headers(),
-                body: &body,
-                json_url: format!("{base}?format=json"),
-            };
-            Ok(crate::render::html::render_html(&view)?.into_bytes())
+            let view = HtmlView::of_static(title, request, error.status().as_u16(), &body);
+            Ok(render_html(&view)?.into_bytes())
         }
     }
 }

@@ -28,6 +28,22 @@ pub struct HtmlView<'a> {
     pub json_url: String,
 }
 
+impl<'a> HtmlView<'a> {
+    /// The view of a JSON answer: the headers shown are those every JSON answer carries
+    /// ([`crate::api::headers::json_headers`]).
+    pub fn of_json(title: &str, request: String, status: u16, body: &'a serde_json::Value, json_url: String) -> Self {
+        let headers = crate::api::headers::json_headers();
+        HtmlView { title: title.to_owned(), request, status, headers, body, json_url }
+    }
+
+    /// [`HtmlView::of_json`] for a request whose JSON form is the same path with
+    /// `?format=json` (a file of the build, or a fixed body).
+    pub fn of_static(title: &str, request: &str, status: u16, body: &'a serde_json::Value) -> Self {
+        let (base, _) = request.split_once('?').unwrap_or((request, ""));
+        HtmlView::of_json(title, request.to_owned(), status, body, format!("{base}?format=json"))
+    }
+}
+
 /// Why rendering failed.
 #[derive(Debug, thiserror::Error)]
 pub enum HtmlError {

@@ -270,16 +270,9 @@ fn html_bytes(
     status: u16,
     body: &serde_json::Value,
 ) -> Result<Vec<u8>, RenderError> {
-    let (base, _) = request.split_once('?').unwrap_or((request, ""));
-    let view = HtmlView {
-        title: title.to_owned(),
-        request: request.to_owned(),
-        status,
-        headers: crate::api::headers::json_headers(),
-        body,
-        json_url: format!("{base}?format=json"),
-    };
-    render_html(&view).map(String::into_bytes).map_err(|source| RenderError::Html { path: path.to_owned(), source })
+    render_html(&HtmlView::of_static(title, request, status, body))
+        .map(String::into_bytes)
+        .map_err(|source| RenderError::Html { path: path.to_owned(), source })
 }
 
 /// `index.json` and `index.html` of one endpoint folder.

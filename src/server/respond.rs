@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::state::{AppState, LiveState};
 use crate::api::ApiError;
-use crate::api::headers::{HTML, JSON, json_headers};
+use crate::api::headers::{HTML, JSON};
 use crate::api::negotiate::{self, Format};
 use crate::api::routing::{V3_PATH, V4_PATH};
 use crate::render::html::{HtmlView, render_html};
@@ -190,15 +190,8 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
             };
             let request = target.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/").to_owned();
             let qs = target.query.encode_with("format", Some(("format", "json")));
-            let view = HtmlView {
-                title: target.title.to_owned(),
-                request,
-                status: status.as_u16(),
-                // The headers of the JSON response this page shows.
-                headers: json_headers(),
-                body: &value,
-                json_url: format!("{}?{qs}", target.uri.path()),
-            };
+            let json_url = format!("{}?{qs}", target.uri.path());
+            let view = HtmlView::of_json(target.title, request, status.as_u16(), &value, json_url);
             match render_html(&view) {
                 Ok(html) => (status, [(header::CONTENT_TYPE, HTML)], html).into_response(),
                 Err(err) => {

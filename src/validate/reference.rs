@@ -53,7 +53,7 @@ pub(super) fn check_service_areas(dataset: &Dataset, errors: &mut DataErrors) ->
                 None,
                 format!("[{ix}].type"),
                 &record.kind,
-                "must be one of Country, Region, Local Authority, Health Board, Integration Authority (HSCP)",
+                format!("must be one of {}", AreaKind::ALL.map(AreaKind::name).join(", ")),
             )),
         }
     }
