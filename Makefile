@@ -20,7 +20,7 @@ test:
 ## lint: formatting, clippy and docs, warnings as errors
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps
 
 ## sample: regenerate the embedded default dataset (400 services, seed 2024)

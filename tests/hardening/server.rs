@@ -15,8 +15,8 @@ use hyper::body::Bytes;
 use svcdir::index::SearchIndex;
 use svcdir::model::Directory;
 
-use crate::search_support::process::Server;
-use crate::search_support::{directory, publication};
+use svcdir::test_support::directory::{directory, publication};
+use svcdir_testkit::search_server::Server;
 
 const QUERY: &str = "/api/v4/services/?postcode=G2+1AL&page_size=5";
 /// Name of the first answer to [`QUERY`] in the fixture directory.

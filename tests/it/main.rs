@@ -1,6 +1,6 @@
 //! Integration tests: the real binaries on real files.
 
-mod common;
+use svcdir_testkit::dataset as common;
 
 mod build;
 mod incremental;

@@ -25,10 +25,7 @@ pub const BASE_URL: &str = "https://api.example.org";
 /// Import page size of the shared build: several pages from the small fixture.
 pub const IMPORT_PAGE_SIZE: &str = "2";
 
-/// The repository root.
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+pub use svcdir_testkit::dataset::repo;
 
 /// A build of a fixture by the real `svcdir build`, in a temporary directory.
 #[derive(Debug)]

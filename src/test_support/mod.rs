@@ -1,9 +1,13 @@
-//! The one place where a test that cannot run here (no nginx, no browser, no `../shared`)
-//! says so: every test target calls [`skipped`] or [`skip_unless`], so that a skip is
-//! always printed, and turned into a failure where everything is meant to run.
+//! What tests share that the library can hold: [`directory`], the in-memory directory the
+//! search tests start from, and the one place where a test that cannot run here (no
+//! nginx, no browser, no `../shared`) says so: every test target calls [`skipped`] or
+//! [`skip_unless`], so that a skip is always printed, and turned into a failure where
+//! everything is meant to run.
 //!
 //! `.ci/run` installs every tool the tests use and exports `SVCDIR_REQUIRE_ALL=1`: there a
 //! skip panics with its reason, so a green CI means every test ran. Not part of the API.
+
+pub mod directory;
 
 use std::ffi::OsStr;
 use std::io::Write;
