@@ -226,8 +226,15 @@ fn healthz_and_metrics_report_the_index_and_count_the_requests() {
     assert_eq!(after.value("svcdir_index_info", &[("index_hash", health["index_hash"].as_str().unwrap())]), 1.0);
     assert!(after.value("process_resident_memory_bytes", &[]) > 1e6, "{}", after.text);
 
-    // Each request one JSON log event.
-    let events = server.events();
+    // Each request one JSON log event. The log is written off the request path, so the
+    // last scrape's line may land just after its answer: wait for it (at most 10 s).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut events = server.events();
+    while events.iter().filter(|e| e["target"] == "svcdir::access").count() < 8 && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        events = server.events();
+    }
     let access: Vec<_> = events.iter().filter(|e| e["target"] == "svcdir::access").collect();
     assert_eq!(access.len(), 1 + 2 + 5, "healthz, two scrapes, five requests: {access:?}");
     let scan = access.iter().find(|e| e["path"] == "/wp-login.php").expect("logged");
