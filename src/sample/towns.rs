@@ -3,8 +3,8 @@
 //! Area codes are the ones a current NRS postcode file carries: for Glasgow, Fife, North
 //! Lanarkshire, Perth and Kinross and the Fife, Tayside, Greater Glasgow and Clyde and
 //! Lanarkshire health boards those are the post-2018 codes, which differ from the fixed list
-//! in `service_areas.json`. [`list_code`] maps them back (the same table as behaviour.md,
-//! "Search" item 2), so that services only ever name codes of the list while postcodes
+//! in `service_areas.json`. [`list_code`] maps them back (the built-in alias table of
+//! `crate::validate`), so that services only ever name codes of the list while postcodes
 //! exercise the alias mapping.
 
 /// Which (fictional, Ofcom drama-range) telephone numbers a town's organisations get.
@@ -212,21 +212,8 @@ pub(crate) const TOWNS: &[Town] = &[
 ];
 
 /// Maps a code as postcode files carry it to the code of the fixed service-area list
-/// (behaviour.md, "Search" item 2); other codes are the same in both.
+/// through the built-in aliases (behaviour.md, "Search" item 2); other codes are the same
+/// in both.
 pub(crate) fn list_code(code: &str) -> &str {
-    match code {
-        "S12000049" => "S12000046",
-        "S12000050" => "S12000044",
-        "S12000047" => "S12000015",
-        "S12000048" => "S12000024",
-        "S08000029" => "S08000018",
-        "S08000030" => "S08000027",
-        "S08000031" => "S08000021",
-        "S08000032" => "S08000023",
-        "S37000032" => "S37000014",
-        "S37000033" => "S37000023",
-        "S37000034" => "S37000015",
-        "S37000035" => "S37000021",
-        other => other,
-    }
+    crate::validate::BUILT_IN_ALIASES.iter().find(|(from, _)| *from == code).map_or(code, |(_, to)| to)
 }
