@@ -422,86 +422,6 @@ impl SearchIndex {
     }
 }
 
-/// A tiny directory for unit tests: three services with names, descriptions, categories,
-/// areas and locations.
-#[cfg(test)]
-pub(crate) fn tiny_directory() -> Directory {
-    use crate::model::category::CategoryInput;
-    use crate::model::{
-        AreaKind, CategoryTree, Location, Organisation, Point, Postcode, PostcodeDirectory, Service, ServiceArea,
-        Timestamp,
-    };
-    use uuid::Uuid;
-    let category =
-        |slug: &str, name: &str, children| CategoryInput { id: None, name: name.into(), slug: slug.into(), children };
-    let categories = CategoryTree::build(&[category(
-        "activity",
-        "Activity",
-        vec![category("outdoor-pursuits", "Outdoor Pursuits", vec![])],
-    )]);
-    let service = |n: u128, name: &str, description: &str, categories: Vec<u16>, areas: Vec<u16>, locations| Service {
-        id: Uuid::from_u128(n),
-        organisation: 0,
-        name: name.into(),
-        slug: format!("s-{n}"),
-        description: description.into(),
-        url: String::new(),
-        phone: String::new(),
-        email: String::new(),
-        categories,
-        service_areas: areas,
-        locations,
-        last_updated: Timestamp(0),
-    };
-    Directory {
-        organisations: vec![Organisation {
-            id: Uuid::from_u128(100),
-            name: "Org".into(),
-            slug: "org".into(),
-            description: String::new(),
-            url: String::new(),
-            phone: String::new(),
-            email: String::new(),
-            facebook: String::new(),
-            twitter: String::new(),
-            is_claimed: false,
-            last_edited: Timestamp(0),
-            services: vec![0, 1, 2],
-            locations: vec![0],
-        }],
-        services: vec![
-            service(1, "Walking Group", "Gentle walks.", vec![1], vec![], vec![0]),
-            service(2, "Health Walks", "Walking for health.", vec![], vec![0], vec![]),
-            service(3, "Money Advice", "Help with debt.", vec![0], vec![1], vec![0]),
-        ],
-        locations: vec![Location {
-            id: Uuid::from_u128(200),
-            organisation: 0,
-            name: String::new(),
-            description: String::new(),
-            street_address: "1 Street".into(),
-            locality: "Glasgow".into(),
-            region: String::new(),
-            state: String::new(),
-            postal_code: "G2 1AL".into(),
-            country: "GB".into(),
-            point: Point { lat: 55.86, lon: -4.25 },
-        }],
-        categories,
-        service_areas: vec![
-            ServiceArea { code: "XS".into(), kind: AreaKind::Country, name: "Scotland".into() },
-            ServiceArea { code: "S12000046".into(), kind: AreaKind::LocalAuthority, name: "Glasgow City".into() },
-        ],
-        postcodes: PostcodeDirectory {
-            postcodes: vec![Postcode {
-                code: "G2 1AL".into(),
-                point: Point { lat: 55.8609, lon: -4.2514 },
-                areas: vec!["S12000046".into(), "XS".into(), "XB".into()],
-            }],
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -511,7 +431,7 @@ mod tests {
 
     fn index() -> SearchIndex {
         let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());
-        SearchIndex::build(&tiny_directory(), &publication)
+        SearchIndex::build(&crate::test_support::directory::tiny(), &publication)
     }
 
     #[test]
@@ -622,7 +542,7 @@ mod tests {
     #[test]
     fn a_damaged_reference_is_refused_not_served() {
         let publication = Publication::with_defaults("https://a.example".into(), "https://a.example".into());
-        let dir = tiny_directory();
+        let dir = crate::test_support::directory::tiny();
         let rendered = render_results(&dir, &publication);
         let mut core = core_of(&dir, &publication);
         core.services[1].locations.push(7);
@@ -643,7 +563,7 @@ mod tests {
     #[test]
     fn results_are_rendered_with_the_views() {
         let index = index();
-        let dir = tiny_directory();
+        let dir = crate::test_support::directory::tiny();
         for (ix, service) in dir.services.iter().enumerate() {
             let v4 = ServiceView::new(&dir, index.publication(), service, ServiceContext::List);
             assert_eq!(index.rendered(ApiVersion::V4, ix as u32), serde_json::to_vec(&v4).unwrap());

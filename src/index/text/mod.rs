@@ -455,7 +455,7 @@ mod lookup_tests {
 
     #[test]
     fn lookups_give_services_and_fields() {
-        let dir = crate::index::tiny_directory();
+        let dir = crate::test_support::directory::tiny();
         let lookup = TextLookup::new(TextIndex::build(&dir));
         // "walking": Walking Group's name and, by stem, its "walks"; Health Walks' name (by
         // stem) and description.

@@ -1,16 +1,14 @@
 //! The real `svcdir-search` binary: started on a free port with an index written here,
 //! asked over real HTTP, stopped with SIGTERM; and its start-up failures.
 
-mod search_support;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::support::{directory, publication};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
-use search_support::process::Server;
-use search_support::{directory, publication};
 use svcdir::index::SearchIndex;
+use svcdir_testkit::search_server::Server;
 
 const BIN: &str = env!("CARGO_BIN_EXE_svcdir-search");
 
@@ -214,7 +212,7 @@ fn healthz_and_metrics_report_the_index_and_count_the_requests() {
     assert!(buckets.len() >= 10 && buckets.iter().any(|b| b.less_than == f64::INFINITY), "{buckets:?}");
     assert!(buckets.windows(2).all(|w| w[0].less_than < w[1].less_than && w[0].count <= w[1].count));
     assert_eq!(buckets.last().map(|b| b.count), Some(3.0));
-    let count = |m: &search_support::process::Metrics| {
+    let count = |m: &svcdir_testkit::search_server::Metrics| {
         m.value("svcdir_http_request_duration_seconds_count", &[("route", "/api/v4/services/")])
     };
     assert_eq!(count(&after) - count(&before), 3.0);
