@@ -325,7 +325,8 @@ mod tests {
             assert!(text.contains(&format!("location = {path} {{")), "{path}");
         }
         assert!(text.contains("error_page 404 /_errors/404.$svcdir_ext;"));
-        assert!(text.contains(r#"return 404 "{\"detail\":\"Invalid page.\"}";"#));
+        let invalid_page = String::from_utf8(bodies::invalid_page_body(Format::Json).unwrap()).unwrap();
+        assert!(text.contains(&format!("return 404 {};", quote(&invalid_page))), "{text}");
         assert!(!text.contains("\ndaemon off;"));
         assert!(!text.contains(METHOD_PLACEHOLDER));
         assert!(!text.contains("{{") && !text.contains("{%"));

@@ -68,9 +68,10 @@ mod tests {
 
     #[test]
     fn generated_bodies() {
-        assert_eq!(invalid_page_body(Format::Json).unwrap(), br#"{"detail":"Invalid page."}"#);
+        let detail = ApiError::InvalidPage.to_string();
+        assert_eq!(invalid_page_body(Format::Json).unwrap(), ApiError::InvalidPage.body().to_string().into_bytes());
         let html = String::from_utf8(invalid_page_body(Format::Html).unwrap()).unwrap();
-        assert!(html.contains("Invalid page."), "{html}");
+        assert!(html.contains(&detail), "{html}");
         let json = method_not_allowed_body(Format::Json).unwrap();
         assert_eq!(
             method_not_allowed_for(&json, Format::Json, &Method::POST),

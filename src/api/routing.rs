@@ -48,7 +48,7 @@ pub enum Answer {
     },
     /// 404 `{"detail": "Not found."}`: `_errors/404.json` or `_errors/404.html`.
     NotFound(Format),
-    /// 404 `{"detail": "Invalid page."}` (see [`super::bodies::invalid_page_body`]).
+    /// The invalid-page 404 (see [`super::bodies::invalid_page_body`]).
     InvalidPage(Format),
     /// 405 `{"detail": "Method \"X\" not allowed."}` (see [`super::bodies::method_not_allowed_body`]).
     MethodNotAllowed(Format),

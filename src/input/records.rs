@@ -156,8 +156,7 @@ pub struct CategoryRecord {
 pub struct ServiceAreaRecord {
     /// Area code, e.g. `S12000033` or `XS`.
     pub code: String,
-    /// One of `Country`, `Region`, `Local Authority`, `Health Board`,
-    /// `Integration Authority (HSCP)`.
+    /// One of the names of [`crate::model::AreaKind`] (`Country`, `Local Authority`, ...).
     #[serde(rename = "type")]
     pub kind: String,
     /// Display name.

@@ -11,6 +11,8 @@ mod schemas;
 
 use serde_json::{Value, json};
 
+use crate::api::ApiError;
+
 pub use page::{PageError, reference, render_page};
 pub use schemas::schemas;
 use schemas::{r, string};
@@ -59,7 +61,7 @@ fn response(description: &str, schema: Value) -> Value {
 
 fn error_responses() -> Value {
     json!({
-        "NotFound": response("Unknown path, id or slug (`{\"detail\": \"Not found.\"}`), an unknown `format`, or for paged lists a page past the end, 0 or not a number (`{\"detail\": \"Invalid page.\"}`).", r("Detail")),
+        "NotFound": response(&format!("Unknown path, id or slug (`{{\"detail\": \"{}\"}}`), an unknown `format`, or for paged lists a page past the end, 0 or not a number (`{{\"detail\": \"{}\"}}`).", ApiError::NotFound, ApiError::InvalidPage), r("Detail")),
         "BadRequest": response("Invalid query parameters: each bad parameter mapped to its messages; or a malformed path (a bad `%` escape, an encoded NUL, `..` above the root): `{\"detail\": \"Malformed request.\"}`.", r("BadRequestBody")),
         "MethodNotAllowed": response("Any method but GET, HEAD and OPTIONS: `{\"detail\": \"Method \\\"X\\\" not allowed.\"}`.", r("Detail")),
     })

@@ -94,7 +94,7 @@ pub enum PageNumber {
     Number(u64),
     /// `page=last`: the last page, page 1 of an empty result (behaviour.md, Search 8).
     Last,
-    /// Zero, negative or not a number: always 404 `Invalid page.` (behaviour.md, Errors).
+    /// Zero, negative or not a number: always the invalid-page 404 (behaviour.md, Errors).
     Invalid,
 }
 

@@ -160,7 +160,7 @@ pub async fn shutdown_signal() {
 }
 
 /// Sets the headers every response carries (behaviour.md, Routing): `Allow`, `Vary`,
-/// `Access-Control-Allow-Origin`, and a JSON `Content-Type` where none was set.
+/// the CORS origin ([`headers::COMMON`]), and a JSON `Content-Type` where none was set.
 pub async fn standard_headers(mut response: Response) -> Response {
     let map = response.headers_mut();
     map.insert(header::ALLOW, HeaderValue::from_static(headers::ALLOW));
