@@ -3,6 +3,7 @@
 //! Data flows load → validate → model → render → write for the static files
 //! (`svcdir build`), and index → query → respond for search (`svcdir-search`).
 
+pub mod api;
 pub mod build;
 pub mod cli;
 pub mod compress;
@@ -14,6 +15,7 @@ pub mod model;
 pub mod nginx;
 pub mod openapi;
 pub mod preview;
+pub mod publish;
 pub mod render;
 pub mod routing;
 pub mod sample;

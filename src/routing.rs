@@ -20,15 +20,8 @@ use crate::search::RawQuery;
 use crate::server::negotiate::negotiate;
 use crate::server::{ApiError, Format};
 
-/// `Cache-Control` of a static 200 (and of OPTIONS on a static endpoint): the files change
-/// only when the site is rebuilt, so a CDN or browser may keep them for a while.
-pub const CACHE_STATIC: &str = "public, max-age=600";
-/// `Cache-Control` of a search 200: results change with every rebuild of the index.
-pub const CACHE_SEARCH: &str = "public, max-age=60";
-/// `Cache-Control` of a 400 or 404: short, so a fix or a rebuild shows up soon.
-pub const CACHE_ERROR: &str = "public, max-age=60";
-/// `Cache-Control` of anything else (405, 5xx): never stored.
-pub const CACHE_NONE: &str = "no-store";
+/// The cache policy lives with the rest of the HTTP contract in [`crate::api`].
+pub use crate::api::{CACHE_ERROR, CACHE_NONE, CACHE_SEARCH, CACHE_STATIC};
 
 /// Placeholder for the method in the 405 bodies rendered ahead of time: the preview puts
 /// the request's method there, nginx the method of the request line.
