@@ -47,7 +47,8 @@ pub fn object_headers(path: &str, exists: impl Fn(&str) -> bool) -> ObjectHeader
 /// and the import's first page, which link into the stages before.
 pub fn upload_stage(path: &str) -> (u8, std::cmp::Reverse<u64>) {
     let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
-    let lists = [paths::IMPORT, paths::CATEGORIES_V4, paths::SERVICE_AREAS_V4, paths::CATEGORIES_V3, paths::SERVICE_AREAS_V3];
+    let lists =
+        [paths::IMPORT, paths::CATEGORIES_V4, paths::SERVICE_AREAS_V4, paths::CATEGORIES_V3, paths::SERVICE_AREAS_V3];
     if lists.contains(&folder) {
         return (2, std::cmp::Reverse(0));
     }

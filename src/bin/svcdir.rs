@@ -8,7 +8,8 @@ use clap::{ColorChoice, CommandFactory, FromArgMatches};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use svcdir::build::{BuildError, Progress};
 use svcdir::cli::{
-    BuildArgs, Command, ConvertArgs, NginxConfigArgs, PublishArgs, SampleArgs, SchemaArgs, ServeArgs, SvcdirCli, ValidateArgs,
+    BuildArgs, Command, ConvertArgs, NginxConfigArgs, PublishArgs, SampleArgs, SchemaArgs, ServeArgs, SvcdirCli,
+    ValidateArgs,
 };
 use svcdir::config::BuildConfig;
 

@@ -60,7 +60,9 @@ impl LocalTree {
         let built = std::fs::read(root.join(MANIFEST)).ok();
         let manifest = match built {
             Some(bytes) if Manifest::parse(&bytes).is_some_and(|m| m.files == files) => bytes,
-            _ => serde_json::to_vec(&Manifest::of_files(files.clone())).map_err(std::io::Error::other).map_err(|e| local(e, root))?,
+            _ => serde_json::to_vec(&Manifest::of_files(files.clone()))
+                .map_err(std::io::Error::other)
+                .map_err(|e| local(e, root))?,
         };
         Ok(LocalTree { root: root.to_owned(), files, manifest })
     }

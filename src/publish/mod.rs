@@ -54,7 +54,7 @@ pub enum PublishError {
         /// The URL given.
         url: String,
         /// The cause.
-        source: object_store::Error,
+        source: Box<object_store::Error>,
     },
     /// The bucket or container does not exist.
     #[error("{url}: the bucket does not exist, or these credentials cannot see it ({detail}); create it first")]
@@ -84,7 +84,7 @@ pub enum PublishError {
         /// To what.
         what: String,
         /// The cause.
-        source: object_store::Error,
+        source: Box<object_store::Error>,
     },
     /// A local file could not be read.
     #[error("cannot read {path}: {source}")]
@@ -152,7 +152,10 @@ pub enum Progress {
 }
 
 /// Publishes `cfg.public` to `cfg.to`.
-pub async fn publish(cfg: &PublishConfig, on_progress: &(dyn Fn(Progress) + Sync)) -> Result<PublishSummary, PublishError> {
+pub async fn publish(
+    cfg: &PublishConfig,
+    on_progress: &(dyn Fn(Progress) + Sync),
+) -> Result<PublishSummary, PublishError> {
     let started = Instant::now();
     let target = store::open(&cfg.to)?;
     let public = cfg.public.clone();
@@ -168,7 +171,10 @@ pub async fn publish(cfg: &PublishConfig, on_progress: &(dyn Fn(Progress) + Sync
             let remote = remote.clone();
             let plan = tokio::task::spawn_blocking(move || plan::from_listing(&local, remote.as_ref(), &listing))
                 .await
-                .map_err(|err| PublishError::Local { path: cfg.public.clone(), source: std::io::Error::other(err) })??;
+                .map_err(|err| PublishError::Local {
+                    path: cfg.public.clone(),
+                    source: std::io::Error::other(err),
+                })??;
             (plan, true)
         }
     };
@@ -181,7 +187,9 @@ pub async fn publish(cfg: &PublishConfig, on_progress: &(dyn Fn(Progress) + Sync
         summary.seconds = started.elapsed().as_secs_f64();
         return Ok(summary);
     }
-    on_progress(Progress::Planned((plan.uploads.len() + plan.deletes.len() + usize::from(plan.upload_manifest)) as u64));
+    on_progress(Progress::Planned(
+        (plan.uploads.len() + plan.deletes.len() + usize::from(plan.upload_manifest)) as u64,
+    ));
 
     // Mark the manifest (its own bytes again) before the first change, so that a run
     // killed from here on is noticed by the next one.
@@ -294,6 +302,7 @@ async fn read_manifest(target: &Target) -> Result<Option<RemoteManifest>, Publis
         hash: content_hash(&bytes),
         last_modified,
         clean: target.attributes && !marked,
+        marked,
     }))
 }
 
@@ -306,10 +315,12 @@ async fn list(target: &Target) -> Result<BTreeMap<String, Listed>, PublishError>
         let meta = meta.map_err(|err| match err {
             // Listing a prefix that holds nothing is an empty list, not an error: a 404 here
             // is the bucket itself.
-            object_store::Error::NotFound { .. } if !err.to_string().contains("NoSuchBucket") => PublishError::NoBucket {
-                url: target.url.clone(),
-                detail: "the store answered 404 Not Found".to_owned(),
-            },
+            object_store::Error::NotFound { .. } if !err.to_string().contains("NoSuchBucket") => {
+                PublishError::NoBucket {
+                    url: target.url.clone(),
+                    detail: "the store answered 404 Not Found".to_owned(),
+                }
+            }
             err => store::classify(target, "list", "the objects", err),
         })?;
         if let Some(rel) = target.relative(&meta.location) {

@@ -34,6 +34,8 @@ pub struct RemoteManifest {
     /// first upload and clears the mark last). Stores without object metadata cannot carry
     /// the mark: their manifest is never clean, so they are always listed.
     pub clean: bool,
+    /// It carries the mark of a publish that did not finish (it must be written again).
+    pub marked: bool,
 }
 
 /// One object of the store's listing under the prefix.
@@ -126,7 +128,7 @@ pub fn from_listing(
     }
     plan.uploads.sort_by(|a, b| (upload_stage(a), a).cmp(&(upload_stage(b), b)));
     plan.deletes = listing.keys().filter(|rel| *rel != MANIFEST && !local.files.contains_key(*rel)).cloned().collect();
-    let manifest_in_place = remote.is_some_and(|r| r.clean && r.hash == content_hash(&local.manifest));
+    let manifest_in_place = remote.is_some_and(|r| !r.marked && r.hash == content_hash(&local.manifest));
     plan.upload_manifest = !(manifest_in_place && plan.uploads.is_empty() && plan.deletes.is_empty());
     if plan.upload_manifest {
         plan.bytes += local.manifest.len() as u64;
@@ -172,6 +174,7 @@ mod tests {
             hash: content_hash(&local.manifest),
             last_modified: at(seconds),
             clean,
+            marked: !clean,
         }
     }
 

@@ -53,7 +53,11 @@ impl Target {
 /// are retried with exponential backoff and jitter, for at most three minutes.
 pub fn retry_config() -> RetryConfig {
     RetryConfig {
-        backoff: BackoffConfig { init_backoff: Duration::from_millis(50), max_backoff: Duration::from_secs(10), base: 2.0 },
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(50),
+            max_backoff: Duration::from_secs(10),
+            base: 2.0,
+        },
         max_retries: 10,
         retry_timeout: Duration::from_secs(180),
     }
@@ -70,36 +74,42 @@ pub fn open(url: &str) -> Result<Target, PublishError> {
             return Err(PublishError::NoBucket { url: url.to_owned(), detail: format!("{dir} is not a directory") });
         }
         let store = LocalFileSystem::new_with_prefix(dir)
-            .map_err(|source| PublishError::Store { url: url.to_owned(), source })?
+            .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?
             .with_automatic_cleanup(true);
-        return Ok(Target { store: Arc::new(store), prefix: StorePath::default(), url: url.to_owned(), attributes: false });
+        return Ok(Target {
+            store: Arc::new(store),
+            prefix: StorePath::default(),
+            url: url.to_owned(),
+            attributes: false,
+        });
     }
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
         return Err(bad("no bucket name"));
     }
-    let prefix = StorePath::parse(prefix.trim_matches('/')).map_err(|_| bad("the prefix is not a valid object path"))?;
+    let prefix =
+        StorePath::parse(prefix.trim_matches('/')).map_err(|_| bad("the prefix is not a valid object path"))?;
     let store: Arc<dyn ObjectStore> = match scheme {
         "s3" => Arc::new(
             AmazonS3Builder::from_env()
                 .with_bucket_name(bucket)
                 .with_retry(retry_config())
                 .build()
-                .map_err(|source| PublishError::Store { url: url.to_owned(), source })?,
+                .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
         ),
         "gs" => Arc::new(
             GoogleCloudStorageBuilder::from_env()
                 .with_bucket_name(bucket)
                 .with_retry(retry_config())
                 .build()
-                .map_err(|source| PublishError::Store { url: url.to_owned(), source })?,
+                .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
         ),
         "az" => Arc::new(
             MicrosoftAzureBuilder::from_env()
                 .with_container_name(bucket)
                 .with_retry(retry_config())
                 .build()
-                .map_err(|source| PublishError::Store { url: url.to_owned(), source })?,
+                .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
         ),
         _ => return Err(bad("unknown scheme: use s3://, gs://, az:// or file:///")),
     };
@@ -121,7 +131,7 @@ pub fn classify(target: &Target, action: &'static str, what: &str, source: objec
             return PublishError::NoBucket { url: target.url.clone(), detail: format!("the store answered {code}") };
         }
     }
-    PublishError::Remote { url: target.url.clone(), action, what: what.to_owned(), source }
+    PublishError::Remote { url: target.url.clone(), action, what: what.to_owned(), source: Box::new(source) }
 }
 
 /// The store's own words from an error: the code and message of an S3-style XML body
