@@ -36,6 +36,11 @@ file, logs and temporary files go under PREFIX, so no root is needed.")]
     NginxConfig(NginxConfigArgs),
     /// Serve a build and its search index as the deployed API answers (nginx plus
     /// svcdir-search in one process), for trying it out locally.
+    #[command(long_about = "Serve a build and its search index as the deployed API answers (nginx \
+plus svcdir-search in one process), for trying it out locally.\n\n\
+Files of --public are read per request, so a rebuild is served at once; send SIGHUP \
+(`kill -HUP PID`) after a rebuild to read the search index again too (a missing or corrupt \
+index is refused and the one in force kept). Logs go to stderr as for svcdir-search.")]
     Serve(ServeArgs),
     /// Print (or write) the JSON Schemas (draft 2020-12) of the dataset files, for editors and
     /// data maintainers' CI. Rules between files stay with `svcdir validate`.
@@ -61,6 +66,39 @@ They are never printed. Throttling and server errors are retried with backoff.\n
 Exit status: 0 done (or nothing to do), 1 failed (missing bucket, refused credentials, too many \
 deletes, a store or disk error), 2 bad usage.")]
     Publish(PublishArgs),
+    /// Write the configuration of a CDN edge that answers the whole API as the nginx
+    /// configuration does, from the published objects and svcdir-search.
+    #[command(subcommand)]
+    CdnConfig(CdnConfigCommand),
+}
+
+/// The CDNs `svcdir cdn-config` writes for.
+#[derive(Debug, Subcommand)]
+pub enum CdnConfigCommand {
+    /// A Cloudflare Worker: DIR/worker.js (one ES module, no build step, no dependencies),
+    /// DIR/wrangler.toml to deploy it (`npx wrangler deploy`), and DIR/workerd.capnp to run
+    /// it locally (`workerd serve DIR/workerd.capnp`), where it may reach local and private
+    /// addresses.
+    Cloudflare(CloudflareArgs),
+}
+
+/// Options of `svcdir cdn-config cloudflare`.
+#[derive(Debug, Args)]
+pub struct CloudflareArgs {
+    /// Base URL of the published objects: the object of the file P of the build is
+    /// `{URL}/P` (e.g. the bucket's endpoint and prefix). An answer of 403 or 404 means "no
+    /// such object".
+    #[arg(long, value_name = "URL")]
+    pub static_origin: String,
+    /// Base URL of svcdir-search (the two search paths go there, query and Accept unchanged).
+    #[arg(long, value_name = "URL")]
+    pub search_origin: String,
+    /// Directory to write worker.js, wrangler.toml and workerd.capnp into (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Address `workerd serve DIR/workerd.capnp` listens on.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8787")]
+    pub listen: String,
 }
 
 /// Options of `svcdir publish`.
@@ -188,11 +226,17 @@ pub struct SampleArgs {
     long_about = "Answers the two search endpoints of the directory API, /api/v4/services/ and \
 /api/v3/search/ (GET, HEAD, OPTIONS), from a search index written by `svcdir build --index FILE`. \
 Every other path answers 404; put it behind the nginx configuration from `svcdir nginx-config`.\n\n\
-It logs one line per request to stderr (method, path and query, status, microseconds) and stops \
+For operators (not routed to it by the nginx configuration or the CDN edge): GET /healthz answers \
+a JSON object (status \"ok\", services, index_hash, uptime_seconds, version) and GET /metrics the \
+Prometheus text format (requests by route and status, latency histogram, requests in flight, index \
+load time, services and hash, reloads, process memory and CPU).\n\n\
+It logs to stderr, as text or JSON lines (--log-format), one event per request (method, path, \
+query, status, duration_us, bytes) plus start-up, reload and shutdown; RUST_LOG filters them \
+(default `info`; `RUST_LOG=info,svcdir::access=off` turns the access log off). It stops \
 gracefully on SIGTERM or Ctrl-C, finishing the requests in flight (for at most the request \
-time limit plus 5 s). On SIGHUP it reads the index \
-again and answers new requests from it; when the file is missing or corrupt it logs an error and \
-keeps the index it has. A path and query over 8 KiB gets 414, headers over 16 KiB get 431, a \
+time limit plus 5 s). On SIGHUP (`kill -HUP`, `systemctl reload`) it reads the index \
+again and answers new requests from it, with no request dropped; when the file is missing or \
+corrupt it logs an error and keeps the index it has. A path and query over 8 KiB gets 414, headers over 16 KiB get 431, a \
 request over the time limit 408, and a request or connection past the limits 429 with Retry-After, \
 each with a JSON body; a connection slow to send a request's headers, or idle that long, is closed. Exit \
 status: 0 after a clean stop, 1 when the index is missing or unreadable or the address cannot be \
@@ -228,6 +272,11 @@ pub struct SearchArgs {
     /// keep-alive time of the proxy in front (10 s in `svcdir nginx-config`).
     #[arg(long, value_name = "MS", default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub header_timeout_ms: u64,
+    /// How the log on stderr is written: `text` lines, or `json` lines (one object per
+    /// event with `timestamp`, `level`, `target`, `message` and the event's fields), for a
+    /// log pipeline. `auto`: text on a terminal, JSON otherwise. RUST_LOG filters the events.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t, env = "SVCDIR_LOG_FORMAT")]
+    pub log_format: crate::server::log::LogFormat,
 }
 
 /// Options of `svcdir nginx-config`.
@@ -260,4 +309,9 @@ pub struct ServeArgs {
     /// Address to listen on (port 0 picks a free port; the URL is printed).
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
     pub listen: String,
+    /// How the log on stderr (one event per request, start-up, reload, shutdown) is
+    /// written: `text`, or `json` lines; `auto`: text on a terminal, JSON otherwise.
+    /// RUST_LOG filters the events (`RUST_LOG=info,svcdir::access=off`: no access log).
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t, env = "SVCDIR_LOG_FORMAT")]
+    pub log_format: crate::server::log::LogFormat,
 }

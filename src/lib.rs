@@ -9,6 +9,7 @@ pub mod cli;
 pub mod compress;
 pub mod config;
 pub mod convert;
+pub mod edge;
 pub mod index;
 pub mod input;
 pub mod model;

@@ -6,7 +6,9 @@
 //! [`crate::server::app`]; everything else is a file of `public/` or one of the bodies of
 //! [`crate::routing`]. The headers are the search server's ([`server::standard_headers`]),
 //! plus the `Cache-Control` of [`routing::cache_control`] and gzip as nginx applies it.
-//! This module does not build anything and never writes to `public/`.
+//! This module does not build anything and never writes to `public/`. Files are read per
+//! request, so a rebuild is served at once; the search index is held in a
+//! [`server::LiveState`] that SIGHUP reloads ([`server::reload`]), as in `svcdir-search`.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -23,10 +25,10 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{Predicate, SizeAbove};
 
-use crate::index::{IndexError, SearchIndex};
+use crate::index::IndexError;
 use crate::render::paths;
 use crate::routing::{self, Answer, Missing, Origin, Route};
-use crate::server::{self, ApiError, AppState, Format};
+use crate::server::{self, ApiError, AppState, Format, LiveState};
 
 /// Why the preview cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +53,7 @@ pub enum PreviewError {
 #[derive(Debug)]
 pub struct Site {
     public: PathBuf,
-    state: Arc<AppState>,
+    live: Arc<LiveState>,
     bodies: Bodies,
 }
 
@@ -76,7 +78,7 @@ impl Site {
         if !not_found.is_file() {
             return Err(PreviewError::NotABuild { public: public.to_owned(), missing: not_found });
         }
-        let state = Arc::new(AppState::new(SearchIndex::read(index)?));
+        let live = Arc::new(LiveState::new(Arc::new(AppState::read(index)?)));
         let bodies = Bodies {
             invalid_page: [routing::invalid_page_body(Format::Json)?, routing::invalid_page_body(Format::Html)?],
             not_allowed: [
@@ -84,18 +86,23 @@ impl Site {
                 routing::method_not_allowed_body(Format::Html)?,
             ],
         };
-        Ok(Site { public: public.to_owned(), state, bodies })
+        Ok(Site { public: public.to_owned(), live, bodies })
     }
 
     /// The base URL recorded in the index: the origin of the `next` links of searches (and,
     /// from the same build, of every absolute URL in the files).
-    pub fn base_url(&self) -> &str {
-        &self.state.publication().base_url
+    pub fn base_url(&self) -> String {
+        self.live.load().publication().base_url.clone()
+    }
+
+    /// The search index in force, which [`server::reload`] can replace while serving.
+    pub fn live(&self) -> Arc<LiveState> {
+        self.live.clone()
     }
 
     /// The whole preview as a router.
     pub fn router(self) -> Router {
-        let search = server::app(self.state.clone());
+        let search = server::live_app(self.live.clone(), server::Limits::default());
         let inner = Arc::new(Inner { public: self.public, search, bodies: self.bodies });
         Router::new()
             .fallback(handle)
@@ -131,9 +138,10 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
             let started = Instant::now();
             let method = request.method().clone();
             let response = answer_static(&inner, &answer, &method).await;
-            // The same line as the search server's access log.
-            let target = request.uri().path_and_query().map_or("/", |pq| pq.as_str());
-            server::log::access(&method, target, response.status(), started.elapsed());
+            // The same event as the search server's access log (which logs the searches).
+            let uri = request.uri();
+            let bytes = server::body_bytes(&response);
+            server::log::access(&method, uri.path(), uri.query(), response.status(), started.elapsed(), bytes);
             response
         }
     }
@@ -207,7 +215,7 @@ async fn read(public: &Path, rel: &str) -> Result<Option<Vec<u8>>, Response> {
         Ok(bytes) => Ok(Some(bytes)),
         Err(err) if matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => Ok(None),
         Err(err) => {
-            server::log::line(format_args!("svcdir serve: cannot read {rel}: {err}"));
+            tracing::error!(file = rel, error = %err, "cannot read a file of the build; answered 500");
             Err(ApiError::Internal.into_response())
         }
     }

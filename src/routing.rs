@@ -115,10 +115,8 @@ impl Answer {
     }
 }
 
-/// The two search paths (without their trailing slash).
-const SEARCH_PATHS: [&str; 2] = ["/api/v4/services", "/api/v3/search"];
-/// The list endpoints (folder = path without the leading slash).
-const LISTS: [&str; 4] = [paths::CATEGORIES_V4, paths::SERVICE_AREAS_V4, paths::CATEGORIES_V3, paths::SERVICE_AREAS_V3];
+/// The two search paths and the list endpoints: the tables of [`crate::api::routes`].
+use crate::api::routes::{LIST_FOLDERS as LISTS, SEARCH_PATHS};
 
 /// Decides the answer to one request. `path` and `query` are as sent (percent-encoded);
 /// `headers` supplies `Accept`.

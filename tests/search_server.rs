@@ -75,15 +75,20 @@ fn serves_searches_over_http_and_stops_on_sigterm() {
     });
     let status = server.terminate();
     assert_eq!(status.code(), Some(0), "{:?}", server.log());
-    let log = server.log();
-    assert!(log.iter().any(|l| l.starts_with("svcdir-search: loaded ") && l.contains("15 services")), "{log:?}");
-    assert!(
-        log.iter()
-            .any(|l| l.starts_with("GET /api/v4/services/?postcode=g2%201al&page_size=5 200 ") && l.ends_with("us")),
-        "{log:?}"
-    );
-    assert!(log.iter().any(|l| l.starts_with("DELETE /api/v3/search/ 405 ")), "{log:?}");
-    assert!(log.iter().any(|l| l == "svcdir-search: stopped"), "{log:?}");
+    // The log, one JSON object per line (issue 14): start-up, one event per request, stop.
+    let events = server.events();
+    let loaded = events.iter().find(|e| e["message"] == "loaded the index").expect("a start-up event");
+    assert_eq!(loaded["services"], 15, "{loaded}");
+    assert_eq!(loaded["index_hash"], svcdir::write::content_hash(&std::fs::read(&index).expect("read")));
+    let access: Vec<_> = events.iter().filter(|e| e["target"] == "svcdir::access").collect();
+    let search = access.iter().find(|e| e["method"] == "GET" && e["path"] == "/api/v4/services/").expect("logged");
+    assert_eq!(search["query"], "postcode=g2%201al&page_size=5");
+    assert_eq!(search["status"], 200);
+    assert!(search["duration_us"].is_u64() && search["bytes"].as_u64() > Some(1000), "{search}");
+    assert!(search["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')), "{search}");
+    assert!(access.iter().any(|e| e["method"] == "DELETE" && e["status"] == 405), "{access:?}");
+    assert_eq!(access.len(), 4, "one event per request: {access:?}");
+    assert!(events.iter().any(|e| e["message"] == "stopped"), "{events:?}");
 }
 
 fn run_to_exit(args: &[&str]) -> (Option<i32>, String) {
@@ -146,4 +151,86 @@ fn help_explains_the_options() {
     for needle in ["--index", "build/search.idx", "--listen", "127.0.0.1:8081", "--base-url", "SIGTERM"] {
         assert!(help.contains(needle), "{needle}: {help}");
     }
+}
+
+/// `/healthz` and `/metrics` (issue 14): the health object, and the metrics read by a
+/// Prometheus text-format parser, their counters moving with the requests made.
+#[test]
+fn healthz_and_metrics_report_the_index_and_count_the_requests() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let index = write_index(work.path());
+    let mut server = Server::start(&index, &[]);
+    let health = server.health();
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["services"], 15);
+    // The content hash of the index file: the one the build's manifest records.
+    assert_eq!(health["index_hash"], svcdir::write::content_hash(&std::fs::read(&index).expect("read")));
+    assert!(health["uptime_seconds"].as_u64().is_some_and(|s| s < 600), "{health}");
+
+    let v4 = [("route", "/api/v4/services/"), ("status", "200")];
+    let before = server.scrape();
+    for target in [
+        "/api/v4/services/?postcode=G2+1AL",
+        "/api/v4/services?postcode=G2+1AL",
+        "/api/v4/services/?postcode=G2+1AL&q=food",
+    ] {
+        assert_eq!(server.get(target).0, 200, "{target}");
+    }
+    assert_eq!(server.get("/api/v3/search/?postcode=nowhere").0, 400);
+    assert_eq!(server.get("/wp-login.php").0, 404);
+    let after = server.scrape();
+
+    let moved = |labels: &[(&str, &str)]| {
+        after.value("svcdir_http_requests_total", labels) - before.value("svcdir_http_requests_total", labels)
+    };
+    assert_eq!(moved(&v4), 3.0, "{}", after.text);
+    assert_eq!(moved(&[("route", "/api/v3/search/"), ("status", "400")]), 1.0, "{}", after.text);
+    // Unknown paths share one label: scanning cannot grow the series.
+    assert_eq!(moved(&[("route", "other"), ("status", "404")]), 1.0, "{}", after.text);
+    assert_eq!(moved(&[("route", "/metrics"), ("status", "200")]), 1.0, "the first scrape is counted");
+    assert!(after.find("svcdir_http_requests_total", &[("route", "/wp-login.php")]).is_empty());
+
+    // Latency: a histogram with buckets, its count moving with the requests.
+    assert!(after.text.contains("# TYPE svcdir_http_request_duration_seconds histogram"), "{}", after.text);
+    let histogram = after.find("svcdir_http_request_duration_seconds", &[("route", "/api/v4/services/")]);
+    let [histogram] = histogram.as_slice() else { panic!("one v4 latency histogram: {}", after.text) };
+    let prometheus_parse::Value::Histogram(buckets) = &histogram.value else { panic!("not a histogram") };
+    assert!(buckets.len() >= 10 && buckets.iter().any(|b| b.less_than == f64::INFINITY), "{buckets:?}");
+    assert!(buckets.windows(2).all(|w| w[0].less_than < w[1].less_than && w[0].count <= w[1].count));
+    assert_eq!(buckets.last().map(|b| b.count), Some(3.0));
+    let count = |m: &search_support::process::Metrics| {
+        m.value("svcdir_http_request_duration_seconds_count", &[("route", "/api/v4/services/")])
+    };
+    assert_eq!(count(&after) - count(&before), 3.0);
+
+    // In flight: this scrape itself. Index, info and process memory.
+    assert_eq!(after.value("svcdir_http_requests_in_flight", &[]), 1.0);
+    assert_eq!(after.value("svcdir_index_services", &[]), 15.0);
+    assert!(after.value("svcdir_index_load_duration_seconds", &[]) > 0.0);
+    assert_eq!(after.value("svcdir_index_info", &[("index_hash", health["index_hash"].as_str().unwrap())]), 1.0);
+    assert!(after.value("process_resident_memory_bytes", &[]) > 1e6, "{}", after.text);
+
+    // Each request one JSON log event.
+    let events = server.events();
+    let access: Vec<_> = events.iter().filter(|e| e["target"] == "svcdir::access").collect();
+    assert_eq!(access.len(), 1 + 2 + 5, "healthz, two scrapes, five requests: {access:?}");
+    let scan = access.iter().find(|e| e["path"] == "/wp-login.php").expect("logged");
+    assert_eq!((&scan["method"], &scan["status"], &scan["query"]), (&"GET".into(), &404.into(), &"".into()));
+    assert_eq!(server.terminate().code(), Some(0));
+}
+
+/// `RUST_LOG` filters the log; the access log is its own target, so it can be turned off alone.
+#[test]
+fn rust_log_turns_the_access_log_off_and_keeps_the_rest() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let index = write_index(work.path());
+    let mut server = Server::start_with_env(&index, &[], &[("RUST_LOG", "info,svcdir::access=off")]);
+    for _ in 0..3 {
+        assert_eq!(server.get("/api/v4/services/?postcode=G2+1AL").0, 200);
+    }
+    assert_eq!(server.terminate().code(), Some(0));
+    let events = server.events();
+    assert!(events.iter().any(|e| e["message"] == "loaded the index"), "{events:?}");
+    assert!(events.iter().any(|e| e["message"] == "stopped"), "{events:?}");
+    assert!(!events.iter().any(|e| e["target"] == "svcdir::access"), "{events:?}");
 }

@@ -75,7 +75,7 @@ impl Server {
     pub fn start(index: &Path, log: PathBuf) -> Server {
         let file = std::fs::File::create(&log).expect("log file");
         let child = Command::new(env!("CARGO_BIN_EXE_svcdir-search"))
-            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
+            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0", "--log-format", "text"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(file))

@@ -4,6 +4,7 @@
 //! (`crate::publish`) read these tables instead of keeping copies of their own.
 
 pub mod objects;
+pub mod routes;
 
 /// `Cache-Control` of a static 200 (and of OPTIONS on a static endpoint): the files change
 /// only when the site is rebuilt, so a CDN or browser may keep them for a while.

@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         Command::Schema(args) => schema(args),
         Command::Convert(args) => convert(args),
         Command::Publish(args) => publish(args),
+        Command::CdnConfig(svcdir::cli::CdnConfigCommand::Cloudflare(args)) => cdn_config_cloudflare(args),
     }
 }
 
@@ -300,6 +301,7 @@ fn nginx_config(args: NginxConfigArgs) -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> ExitCode {
+    let _log = svcdir::server::log::init(args.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -319,6 +321,10 @@ fn serve(args: ServeArgs) -> ExitCode {
 async fn run_preview(args: ServeArgs) -> anyhow::Result<()> {
     use anyhow::Context as _;
     let site = svcdir::preview::Site::open(&args.public, &args.index)?;
+    // Before anything says it listens: a SIGHUP from then on is a reload, never the end.
+    #[cfg(unix)]
+    svcdir::server::reload::reload_on_sighup(site.live(), args.index.clone(), None, None)
+        .context("cannot listen for SIGHUP")?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -332,10 +338,13 @@ async fn run_preview(args: ServeArgs) -> anyhow::Result<()> {
             site.base_url()
         );
     }
-    println!("  Ctrl-C stops it");
+    println!("  Ctrl-C stops it; after a rebuild, `kill -HUP {}` reads the search index again", std::process::id());
+    // The same start-up event as svcdir-search's, address last.
+    tracing::info!("listening on {url}");
     svcdir::preview::serve(listener, site.router(), svcdir::server::shutdown_signal())
         .await
         .context("server failed")?;
+    tracing::info!("stopped");
     Ok(())
 }
 
@@ -437,6 +446,31 @@ fn publish(args: PublishArgs) -> ExitCode {
                     })
                 );
             }
+            eprintln!("error: {err}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+// ---- svcdir cdn-config cloudflare ----
+
+fn cdn_config_cloudflare(args: svcdir::cli::CloudflareArgs) -> ExitCode {
+    let cfg = match svcdir::edge::WorkerConfig::new(&args.static_origin, &args.search_origin, &args.listen) {
+        Ok(cfg) => cfg,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match cfg.write(&args.output) {
+        Ok(()) => {
+            println!(
+                "wrote {dir}/worker.js, {dir}/wrangler.toml and {dir}/workerd.capnp (run locally: workerd serve {dir}/workerd.capnp)",
+                dir = args.output.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
             eprintln!("error: {err}");
             ExitCode::from(EXIT_FAILURE)
         }

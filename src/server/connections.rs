@@ -83,10 +83,7 @@ pub async fn serve_connections(
     drop(listener);
     let drain = limits.request_timeout + DRAIN_GRACE;
     if tokio::time::timeout(drain, graceful.shutdown()).await.is_err() {
-        super::log::line(format_args!(
-            "connections still open {} s after shutdown began; closing them",
-            drain.as_secs()
-        ));
+        tracing::warn!("connections still open {} s after shutdown began; closing them", drain.as_secs());
     }
     Ok(())
 }

@@ -1,23 +1,119 @@
-//! Log lines on stderr that can never fail a request.
+//! The servers' logs (issue 14): `tracing` events written as text or JSON lines on stderr,
+//! filtered by `RUST_LOG`, by a background thread that can never hold up or fail a request.
 //!
-//! `eprintln!` panics when stderr cannot be written (a full disk under a redirected log, a
-//! closed pipe); in a response path that drops the connection with the request unanswered.
-//! A log line that cannot be written is lost instead, and the request is answered.
+//! Every request is one event of target [`ACCESS_TARGET`] (method, path, query, status,
+//! duration, bytes); start-up, reload and shutdown are events of the binaries. [`init`]
+//! installs the subscriber once per process. Its writer is `tracing-appender`'s non-blocking
+//! one in lossy mode: a request only queues its line, and when the queue is full (a log
+//! reader that cannot keep up) the line is dropped instead of making the request wait. The
+//! writer thread ignores write errors (`QuietStderr`): `eprintln!` panics when stderr
+//! cannot be written (a full disk under a redirected log, a closed pipe), and a lost log
+//! line must never cost an answer.
 
-use std::fmt;
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write};
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
+use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
+use tracing_subscriber::EnvFilter;
 
-/// Writes one line, ignoring failure. The line is formatted first and written in one call,
-/// so lines from concurrent requests never interleave.
-pub fn line(args: fmt::Arguments<'_>) {
-    let text = format!("{args}\n");
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+/// Target of the access log events: `RUST_LOG=info,svcdir::access=off` turns the access log
+/// off (and then an event costs one cached check of a static flag).
+pub const ACCESS_TARGET: &str = "svcdir::access";
+
+/// Filter used when `RUST_LOG` is unset or empty.
+pub const DEFAULT_FILTER: &str = "info";
+
+/// Lines waiting for the writer thread; past that they are dropped (about 10 MB at most).
+const QUEUED_LINES: usize = 32 * 1024;
+
+/// How log lines are written (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Text when stderr is a terminal, JSON lines otherwise (a file, a pipe, journald).
+    #[default]
+    Auto,
+    /// One human-readable line per event: time, level, target, message, fields.
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `target`, `message` and the event's
+    /// fields at the top level.
+    Json,
 }
 
-/// The access log line of one request: method, path and query, status, microseconds.
-pub fn access(method: &Method, target: &str, status: StatusCode, took: Duration) {
-    line(format_args!("{method} {target} {} {}us", status.as_u16(), took.as_micros()));
+impl LogFormat {
+    /// `Auto` made concrete for this process's stderr.
+    pub fn resolve(self) -> LogFormat {
+        match self {
+            LogFormat::Auto if std::io::stderr().is_terminal() => LogFormat::Text,
+            LogFormat::Auto => LogFormat::Json,
+            other => other,
+        }
+    }
+}
+
+/// Keeps the log writer thread alive; dropping it writes out the lines still queued (for
+/// at most a second). Hold it until the process ends.
+#[must_use = "dropping the guard stops the log writer"]
+pub struct LogGuard {
+    _worker: Option<WorkerGuard>,
+}
+
+/// Installs the process's log subscriber: `format` ([`LogFormat::resolve`]d), filtered by
+/// `RUST_LOG` ([`DEFAULT_FILTER`] when unset; an invalid value is reported and the default
+/// used). A second call in the same process changes nothing.
+pub fn init(format: LogFormat) -> LogGuard {
+    let (invalid, filter) = match std::env::var("RUST_LOG") {
+        Ok(value) if !value.trim().is_empty() => match EnvFilter::try_new(&value) {
+            Ok(filter) => (None, filter),
+            Err(err) => (
+                Some(format!("RUST_LOG={value:?} is not a valid filter ({err}); using {DEFAULT_FILTER:?}")),
+                EnvFilter::new(DEFAULT_FILTER),
+            ),
+        },
+        _ => (None, EnvFilter::new(DEFAULT_FILTER)),
+    };
+    let (writer, worker) =
+        NonBlockingBuilder::default().lossy(true).buffered_lines_limit(QUEUED_LINES).finish(QuietStderr);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
+    let installed = match format.resolve() {
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+        _ => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
+    };
+    if installed.is_err() {
+        return LogGuard { _worker: None };
+    }
+    if let Some(warning) = invalid {
+        tracing::warn!("{warning}");
+    }
+    LogGuard { _worker: Some(worker) }
+}
+
+/// The access log event of one request.
+pub fn access(method: &Method, path: &str, query: Option<&str>, status: StatusCode, took: Duration, bytes: u64) {
+    tracing::info!(
+        target: ACCESS_TARGET,
+        method = method.as_str(),
+        path,
+        query = query.unwrap_or(""),
+        status = status.as_u16(),
+        duration_us = took.as_micros() as u64,
+        bytes,
+    );
+}
+
+/// stderr whose failures are swallowed: a line that cannot be written is lost, and the
+/// writer thread goes on (and never reports the failure on the stderr that just failed).
+struct QuietStderr;
+
+impl Write for QuietStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // One write_all per line, so lines never interleave with other writers of stderr.
+        let _ = std::io::stderr().lock().write_all(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = std::io::stderr().flush();
+        Ok(())
+    }
 }

@@ -17,10 +17,12 @@ pub mod connections;
 pub mod error;
 pub mod log;
 pub mod negotiate;
+pub mod operator;
+pub mod reload;
 
 use std::future::Future;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
@@ -43,6 +45,7 @@ use crate::views::v3::{SearchPage, ServiceV3};
 use crate::views::v4::{PagedEnvelope, ServiceContext, ServiceView};
 pub use error::ApiError;
 pub use negotiate::Format;
+pub use operator::Telemetry;
 
 /// `Content-Type` of JSON responses.
 pub const JSON: &str = "application/json";
@@ -60,13 +63,50 @@ pub const V3_PATH: &str = "/api/v3/search/";
 pub struct AppState {
     index: SearchIndex,
     publication: Publication,
+    /// Content hash of the index file ([`crate::write::content_hash`]), as the build's
+    /// manifest records it; worked out from the index itself when it was not read from a file.
+    index_hash: OnceLock<String>,
+    /// Time taken to read, check and prepare the index.
+    load_time: Duration,
 }
 
 impl AppState {
     /// Serves `index` with the publication recorded in it.
     pub fn new(index: SearchIndex) -> AppState {
         let publication = index.publication().clone();
-        AppState { index, publication }
+        AppState { index, publication, index_hash: OnceLock::new(), load_time: Duration::ZERO }
+    }
+
+    /// Reads the index at `path` ([`SearchIndex::from_bytes`]), with its content hash and
+    /// the time the whole load took.
+    pub fn read(path: &Path) -> Result<AppState, IndexError> {
+        let started = Instant::now();
+        let bytes = std::fs::read(path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => IndexError::Missing { path: path.to_path_buf() },
+            _ => IndexError::Read { path: path.to_path_buf(), source },
+        })?;
+        // The hash of the very bytes decoded: a file replaced meanwhile cannot mismatch.
+        let hash = crate::write::content_hash(&bytes);
+        let index = SearchIndex::from_bytes(&bytes, path)?;
+        drop(bytes);
+        let mut state = AppState::new(index);
+        state.index_hash = OnceLock::from(hash);
+        state.load_time = started.elapsed();
+        Ok(state)
+    }
+
+    /// Content hash of the index in force: the `index` recorded in the build's manifest
+    /// (`_manifest.json`) by the build that wrote it.
+    pub fn index_hash(&self) -> &str {
+        self.index_hash.get_or_init(|| match self.index.to_bytes() {
+            Ok(bytes) => crate::write::content_hash(&bytes),
+            Err(_) => String::new(),
+        })
+    }
+
+    /// Time the index took to read, check and prepare (zero when not read from a file).
+    pub fn load_time(&self) -> Duration {
+        self.load_time
     }
 
     /// Replaces the base URL recorded in the index (`svcdir-search --base-url`): the origin
@@ -116,7 +156,7 @@ impl LiveState {
     /// as for [`AppState::with_base_url`]) over the one recorded in the new index. On an
     /// error (file missing, corrupt, of another format version) the state in force is kept.
     pub fn reload(&self, path: &Path, base_url: Option<&str>) -> Result<Arc<AppState>, IndexError> {
-        let mut state = AppState::new(SearchIndex::read(path)?);
+        let mut state = AppState::read(path)?;
         if let Some(base_url) = base_url {
             state = state.with_base_url(base_url.to_owned());
         }
@@ -199,9 +239,17 @@ pub fn app(state: Arc<AppState>) -> Router {
     live_app(Arc::new(LiveState::new(state)), Limits::default())
 }
 
-/// [`app`] over a [`LiveState`] and with the given [`Limits`]: what `svcdir-search` serves.
+/// [`app`] over a [`LiveState`] and with the given [`Limits`].
 pub fn live_app(state: Arc<LiveState>, limits: Limits) -> Router {
     layered_with(live_routes(state).fallback(not_found), limits)
+}
+
+/// What `svcdir-search` serves: [`live_app`] plus the operator's `/healthz` and `/metrics`
+/// ([`operator`]), every request counted in `telemetry`.
+pub fn operated_app(state: Arc<LiveState>, telemetry: Arc<Telemetry>, limits: Limits) -> Router {
+    let router = operator::routes(state.clone(), telemetry.clone()).merge(live_routes(state)).fallback(not_found);
+    // Outermost: the time counted is the whole answer, limits and access log included.
+    layered_with(router, limits).layer(middleware::from_fn_with_state(telemetry, operator::measure))
 }
 
 /// [`layered_with`] the default [`Limits`].
@@ -223,7 +271,7 @@ pub fn layered_with(router: Router, limits: Limits) -> Router {
         .layer(middleware::from_fn_with_state(guard, size_limits))
         .layer(CatchPanicLayer::custom(|panic: Box<dyn std::any::Any + Send>| {
             // issue 6: a panic is a 500 JSON body *and* a log line; the process keeps serving.
-            log::line(format_args!("svcdir-search: error: a handler panicked: {}", panic_message(panic.as_ref())));
+            tracing::error!(panic = panic_message(panic.as_ref()), "a handler panicked; answered 500");
             ApiError::Internal.into_response()
         }))
         .layer(middleware::map_response(standard_headers))
@@ -282,16 +330,17 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
     }
 }
 
-/// Serves `state` with `limits` ([`live_app`]) on `listener` until `shutdown` completes,
-/// then stops accepting and lets the requests in flight finish before returning (issue 6:
-/// SIGTERM drains).
+/// Serves `state` with `limits` ([`operated_app`], counting in `telemetry`) on `listener`
+/// until `shutdown` completes, then stops accepting and lets the requests in flight finish
+/// before returning (issue 6: SIGTERM drains).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<LiveState>,
+    telemetry: Arc<Telemetry>,
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve_router(listener, live_app(state, limits), limits, shutdown).await
+    serve_router(listener, operated_app(state, telemetry, limits), limits, shutdown).await
 }
 
 /// Serves any `router` (the local preview's) under the connection limits of
@@ -324,10 +373,11 @@ pub async fn shutdown_signal() {
     };
     #[cfg(not(unix))]
     let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
-    }
+    let signal = tokio::select! {
+        () = ctrl_c => "Ctrl-C",
+        () = terminate => "SIGTERM",
+    };
+    tracing::info!("{signal}: stopping; finishing the requests in flight");
 }
 
 /// Sets the headers every response carries (behaviour.md, Routing): `Allow`, `Vary`,
@@ -341,14 +391,25 @@ pub async fn standard_headers(mut response: Response) -> Response {
     response
 }
 
-/// One line per request on stderr: method, path and query, status, microseconds.
+/// One access log event per request ([`log::access`]): method, path, query, status,
+/// duration, body bytes.
 async fn access_log(request: Request, next: Next) -> Response {
+    // Turned off (`RUST_LOG=...,svcdir::access=off`): nothing copied, nothing timed.
+    if !tracing::enabled!(target: log::ACCESS_TARGET, tracing::Level::INFO) {
+        return next.run(request).await;
+    }
     let started = Instant::now();
     let method = request.method().clone();
-    let target = request.uri().path_and_query().map(|pq| pq.as_str().to_owned()).unwrap_or_else(|| "/".into());
+    let uri = request.uri().clone();
     let response = next.run(request).await;
-    log::access(&method, &target, response.status(), started.elapsed());
+    log::access(&method, uri.path(), uri.query(), response.status(), started.elapsed(), body_bytes(&response));
     response
+}
+
+/// Length of a response's body, as far as it is known before it is sent.
+pub fn body_bytes(response: &Response) -> u64 {
+    let hint = axum::body::HttpBody::size_hint(response.body());
+    hint.exact().unwrap_or(hint.lower())
 }
 
 fn endpoint(version: ApiVersion) -> MethodRouter<Arc<LiveState>> {
@@ -512,7 +573,7 @@ fn respond<T: Serialize>(format: Format, status: StatusCode, body: &T, target: &
             match render_html(&view) {
                 Ok(html) => (status, [(header::CONTENT_TYPE, HTML)], html).into_response(),
                 Err(err) => {
-                    log::line(format_args!("svcdir-search: HTML view failed: {err}"));
+                    tracing::error!(error = %err, "the HTML view failed; answered 500");
                     ApiError::Internal.into_response()
                 }
             }

@@ -394,6 +394,17 @@ pub fn other_methods_are_405(d: &Deployment) {
 
 /// Unknown paths, ids and slugs: 404 `Not found.`, or its HTML view. The URL is checked
 /// before the method, so POST is 404 too, except on an unknown key of a known pattern (405).
+/// `/healthz` and `/metrics` are svcdir-search's operator paths: never routed to it, so
+/// the public side answers them as any unknown path (issue 14).
+pub fn operator_paths_are_not_served(d: &Deployment) {
+    let not_found = serde_json::json!({"detail": "Not found."});
+    for target in ["/healthz", "/healthz/", "/metrics", "/metrics/", "/api/v4/services/healthz"] {
+        let r = d.get(target);
+        assert_eq!(assert_json(&r, 404, target), not_found, "{target}");
+        assert!(!r.text().contains("index_hash") && !r.text().contains("# TYPE"), "{target}");
+    }
+}
+
 pub fn unknown_paths_ids_and_slugs_are_404(d: &Deployment) {
     let not_found = serde_json::json!({"detail": "Not found."});
     for (target, post) in [

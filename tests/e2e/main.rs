@@ -12,14 +12,19 @@
 //! Both must give the answers of `svcdir::routing::route`, which is how the suite shows the
 //! nginx template and the preview agree. `nginx_only` checks what only nginx has (its own
 //! config test, an unreachable search server); `rebuild` that a new build is served without
-//! a reload; `browser` opens the HTML views in headless Chromium. Processes run on free loopback ports and are stopped when the tests let go.
+//! a reload and its search index after SIGHUP; `deploy` the systemd units
+//! and the container image of `deploy/`; `browser` opens the HTML views in headless Chromium. Processes run on free loopback ports and are stopped when the tests let go.
 
 mod browser;
 mod cases;
+mod deploy;
 mod nginx_only;
 mod rebuild;
 mod replicas;
 mod support;
+
+#[path = "../s3_support/mod.rs"]
+mod s3_support;
 
 /// Declares each case once per deployment.
 macro_rules! against_both {
@@ -30,6 +35,19 @@ macro_rules! against_both {
                 #[test]
                 fn $case() {
                     if let Some(deployment) = crate::support::nginx() {
+                        crate::cases::$case(&deployment);
+                    }
+                }
+            )*
+        }
+
+        /// The cases against the Cloudflare Worker in workerd, its static origin a bucket
+        /// filled by `svcdir publish`, plus svcdir-search.
+        mod worker {
+            $(
+                #[test]
+                fn $case() {
+                    if let Some(deployment) = crate::support::worker() {
                         crate::cases::$case(&deployment);
                     }
                 }
@@ -62,6 +80,7 @@ against_both!(
     options_is_200_with_headers_and_no_body,
     other_methods_are_405,
     unknown_paths_ids_and_slugs_are_404,
+    operator_paths_are_not_served,
     internal_folders_are_not_reachable,
     nothing_outside_public_is_served,
     json_and_html_are_gzipped,

@@ -38,7 +38,7 @@ impl Replica {
         let child = Command::new(env!("CARGO_BIN_EXE_svcdir-search"))
             .arg("--index")
             .arg(index)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", "127.0.0.1:0", "--log-format", "text"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(file)

@@ -237,7 +237,7 @@ async fn start_server(limits: Limits) -> Running {
     let address = listener.local_addr().expect("address");
     let live = Arc::new(LiveState::new(state_of(&directory())));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(svcdir::server::serve(listener, live, limits, async move {
+    let task = tokio::spawn(svcdir::server::serve(listener, live, Default::default(), limits, async move {
         let _ = stopped.await;
     }));
     Running { address, stop, task }

@@ -1,7 +1,7 @@
 //! The real `svcdir-search` binary under faults (issue 6, "The search server"): limits that
-//! hyper enforces before our code runs, a new index on SIGHUP with zero failed requests under
-//! load, a bad index on SIGHUP kept out, and SIGTERM draining the requests in flight.
-//! Loopback only; every wait is bounded.
+//! hyper enforces before our code runs, ten new indexes in a row on SIGHUP with zero failed
+//! requests under load and each shown by `/healthz` (issue 14), a bad index on SIGHUP kept
+//! out, and SIGTERM draining the requests in flight. Loopback only; every wait is bounded.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -19,9 +19,10 @@ use crate::search_support::process::Server;
 use crate::search_support::{directory, publication};
 
 const QUERY: &str = "/api/v4/services/?postcode=G2+1AL&page_size=5";
-/// Name of the first answer to [`QUERY`] in the fixture directory, and after the reload.
+/// Name of the first answer to [`QUERY`] in the fixture directory.
 const OLD_NAME: &str = "Drop-in Centre";
-const NEW_NAME: &str = "Drop-in Centre (reloaded)";
+/// SIGHUPs in a row in the reload test.
+const RELOADS: usize = 10;
 
 fn write_index(path: &Path, dir: &Directory) {
     // `write` goes through a temporary file and a rename: a reader sees the old file or the
@@ -29,10 +30,34 @@ fn write_index(path: &Path, dir: &Directory) {
     SearchIndex::build(dir, &publication()).write(path).expect("index written");
 }
 
-fn reloaded_directory() -> Directory {
+/// The first answer to [`QUERY`] after reload `n` (0: the fixture itself).
+fn name_of(n: usize) -> String {
+    if n == 0 { OLD_NAME.to_owned() } else { format!("{OLD_NAME} (reload {n})") }
+}
+
+/// Which reload an answer's first name comes from.
+fn reload_of(name: &str) -> usize {
+    (0..=RELOADS).find(|&n| name_of(n) == name).unwrap_or_else(|| panic!("unexpected first answer {name:?}"))
+}
+
+/// Published services after reload `n`: every other reload drops the last one.
+fn services_of(n: usize) -> usize {
+    directory().services.len() - n % 2
+}
+
+/// The directory of reload `n`: the fixture with [`QUERY`]'s first answer renamed and, for
+/// odd `n`, its last service (the highest id, so no other index moves) gone.
+fn reloaded_directory(n: usize) -> Directory {
     let mut dir = directory();
-    let service = dir.services.iter_mut().find(|s| s.name == OLD_NAME).expect("fixture service");
-    service.name = NEW_NAME.into();
+    while dir.services.len() > services_of(n) {
+        let gone = (dir.services.len() - 1) as u32;
+        let service = dir.services.pop().expect("a service");
+        assert_ne!(service.name, OLD_NAME);
+        for organisation in &mut dir.organisations {
+            organisation.services.retain(|&s| s != gone);
+        }
+    }
+    dir.services.iter_mut().find(|s| s.name == OLD_NAME).expect("fixture service").name = name_of(n);
     dir
 }
 
@@ -143,34 +168,56 @@ async fn client(address: String, stop: Arc<AtomicBool>, limit: usize) -> Seen {
 }
 
 #[test]
-fn sighup_swaps_in_a_new_index_under_load_with_zero_failed_requests() {
+fn ten_sighups_under_load_swap_in_each_new_index_with_zero_failed_requests() {
     let work = tempfile::tempdir().expect("temp dir");
     let index = work.path().join("search.idx");
     write_index(&index, &directory());
+    let hash_of_file = || svcdir::write::content_hash(&std::fs::read(&index).expect("read the index"));
     let mut server = Server::start(&index, &[]);
+    let health = server.health();
+    assert_eq!((health["status"].as_str(), health["services"].as_u64()), (Some("ok"), Some(15)), "{health}");
+    assert_eq!(health["index_hash"], hash_of_file(), "{health}");
+    assert!(health["uptime_seconds"].is_u64(), "{health}");
+
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let stop = Arc::new(AtomicBool::new(false));
-    let clients: Vec<_> = (0..4).map(|_| runtime.spawn(client(server.address.clone(), stop.clone(), 20_000))).collect();
-
-    std::thread::sleep(Duration::from_millis(300));
-    write_index(&index, &reloaded_directory());
-    let before = server.log().len();
-    server.signal("-HUP");
-    let line = server.wait_for_log(before, "svcdir-search: reloaded ");
-    assert!(line.contains("15 services"), "{line}");
+    let clients: Vec<_> =
+        (0..4).map(|_| runtime.spawn(client(server.address.clone(), stop.clone(), 100_000))).collect();
     std::thread::sleep(Duration::from_millis(300));
 
-    // A bad file on SIGHUP: an error in the log, and the index in force is kept.
+    let mut hashes = vec![health["index_hash"].as_str().expect("a hash").to_owned()];
+    for n in 1..=RELOADS {
+        write_index(&index, &reloaded_directory(n));
+        server.signal("-HUP");
+        let event = server.wait_for_events(0, "reloaded the index", n);
+        assert_eq!(event["services"].as_u64(), Some(services_of(n) as u64), "{event}");
+        // Shown by /healthz at once: the number of services and the hash of the new file.
+        let health = server.health();
+        assert_eq!(health["services"].as_u64(), Some(services_of(n) as u64), "reload {n}: {health}");
+        assert_eq!(health["index_hash"], hash_of_file(), "reload {n}: {health}");
+        assert_eq!(health["index_hash"], event["index_hash"]);
+        assert!(!hashes.iter().any(|h| health["index_hash"] == h.as_str()), "reload {n}: a new hash");
+        hashes.push(health["index_hash"].as_str().expect("a hash").to_owned());
+        // And answered: new requests get the new data.
+        let (status, _, body) = server.get(QUERY);
+        assert_eq!((status, first_name(&body)), (200, name_of(n)));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let last = server.health();
+
+    // A bad file on SIGHUP: an error in the log, and the index in force is kept and shown.
     std::fs::write(&index, b"<html>not an index</html>").expect("write");
-    let before = server.log().len();
     server.signal("-HUP");
-    let line = server.wait_for_log(before, "reload failed");
-    assert!(line.contains("not a svcdir search index"), "{line}");
+    let event = server.wait_for_events(0, "reload failed, keeping the index in force", 1);
+    assert!(event["error"].as_str().is_some_and(|e| e.contains("not a svcdir search index")), "{event}");
     std::fs::remove_file(&index).expect("remove");
-    let before = server.log().len();
     server.signal("-HUP");
-    let line = server.wait_for_log(before, "reload failed");
-    assert!(line.contains("does not exist"), "{line}");
+    let event = server.wait_for_events(0, "reload failed, keeping the index in force", 2);
+    assert!(event["error"].as_str().is_some_and(|e| e.contains("does not exist")), "{event}");
+    let health = server.health();
+    assert_eq!((&health["services"], &health["index_hash"]), (&last["services"], &last["index_hash"]), "{health}");
+    let (status, _, body) = server.get(QUERY);
+    assert_eq!((status, first_name(&body)), (200, name_of(RELOADS)), "the old index still answers");
     std::thread::sleep(Duration::from_millis(200));
     stop.store(true, Ordering::SeqCst);
 
@@ -179,13 +226,25 @@ fn sighup_swaps_in_a_new_index_under_load_with_zero_failed_requests() {
     let failures: Vec<&String> = seen.iter().flat_map(|s| &s.failures).collect();
     assert!(failures.is_empty(), "{failures:?}");
     assert!(total >= 40, "the load loop ran: {total} requests");
+    eprintln!("{RELOADS} reloads and 2 refused ones under load: {total} requests, 0 failed");
     for client in &seen {
-        // Old answers, then new ones, never back: each request is answered by one index.
-        let switch = client.names.iter().position(|n| n == NEW_NAME).expect("new answers after SIGHUP");
-        assert!(switch > 0, "old answers before SIGHUP");
-        assert!(client.names[..switch].iter().all(|n| n == OLD_NAME));
-        assert!(client.names[switch..].iter().all(|n| n == NEW_NAME), "the bad files were never served");
+        // Each request is answered by one index, and a client never goes back to an older
+        // one: its answers come from reloads 0, ..., 10 in order, never from the bad files.
+        let reloads: Vec<usize> = client.names.iter().map(|n| reload_of(n)).collect();
+        assert_eq!(reloads.first(), Some(&0), "old answers before the first SIGHUP");
+        assert_eq!(reloads.last(), Some(&RELOADS), "the last index answers at the end");
+        assert!(reloads.windows(2).all(|w| w[0] <= w[1]), "never back to an older index: {reloads:?}");
     }
+
+    // The reloads as metrics: counted by outcome, and one info series, the index in force.
+    let metrics = server.scrape();
+    assert_eq!(metrics.value("svcdir_index_reloads_total", &[("outcome", "ok")]), RELOADS as f64);
+    assert_eq!(metrics.value("svcdir_index_reloads_total", &[("outcome", "failed")]), 2.0);
+    let info = metrics.find("svcdir_index_info", &[]);
+    assert_eq!(info.len(), 1, "{}", metrics.text);
+    assert_eq!(Some(info[0].labels.get("index_hash").unwrap_or("")), last["index_hash"].as_str());
+    assert_eq!(metrics.value("svcdir_index_services", &[]), services_of(RELOADS) as f64);
+
     assert!(matches!(server.child.try_wait(), Ok(None)), "SIGHUP did not end the process");
     server.signal("-TERM");
     assert_eq!(server.wait_exit().code(), Some(0));
@@ -237,7 +296,7 @@ fn sigterm_lets_the_requests_in_flight_finish_then_exits_0() {
         assert!(answer.contains(OLD_NAME));
     }
     assert_eq!(server.wait_exit().code(), Some(0), "{:?}", server.log());
-    assert!(server.log().iter().any(|l| l == "svcdir-search: stopped"));
+    assert!(server.events().iter().any(|e| e["message"] == "stopped"), "{:?}", server.log());
 }
 
 /// `eprintln!` panics when stderr cannot be written; in a handler that drops the connection

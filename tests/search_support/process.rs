@@ -1,5 +1,6 @@
 //! The real `svcdir-search` binary as a test fixture: started on a free loopback port, its
-//! log collected, signalled, and killed on drop if the test did not stop it.
+//! log (JSON lines) collected, signalled, asked over HTTP, and killed on drop if the test did
+//! not stop it.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -28,11 +29,18 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// Starts the binary on `index` with extra arguments; waits (at most 20 s) for its
-    /// listening line.
+    /// Starts the binary on `index` with extra arguments, its log in JSON lines; waits (at
+    /// most 20 s) for its listening event.
     pub fn start(index: &Path, extra: &[&str]) -> Server {
+        Server::start_with_env(index, extra, &[])
+    }
+
+    /// [`Server::start`] with extra environment variables (e.g. `RUST_LOG`).
+    pub fn start_with_env(index: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(BIN)
+            .envs(env.iter().copied())
             .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
+            .args(["--log-format", "json"])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -46,8 +54,9 @@ impl Server {
         // Drain stderr for the server's whole life, so that its log never blocks it.
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(address) = line.split("listening on http://").nth(1) {
-                    let _ = tx.send(address.trim().to_owned());
+                let event: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+                if let Some(address) = event["message"].as_str().and_then(|m| m.strip_prefix("listening on http://")) {
+                    let _ = tx.send(address.to_owned());
                 }
                 lines.lock().expect("log lock").push(line);
             }
@@ -62,6 +71,71 @@ impl Server {
     /// Every log line so far.
     pub fn log(&self) -> Vec<String> {
         self.log.lock().expect("log lock").clone()
+    }
+
+    /// Every log event so far, parsed (a line that is not JSON fails the test).
+    pub fn events(&self) -> Vec<serde_json::Value> {
+        self.log()
+            .iter()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON log line ({e}): {line}")))
+            .collect()
+    }
+
+    /// Waits (at most 20 s) until `count` events, counting from event `from`, have the
+    /// message `message`; returns the last of them.
+    pub fn wait_for_events(&self, from: usize, message: &str, count: usize) -> serde_json::Value {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let found: Vec<_> = self.events().into_iter().skip(from).filter(|e| e["message"] == message).collect();
+            if found.len() >= count {
+                return found[count - 1].clone();
+            }
+            assert!(Instant::now() < deadline, "not {count} events {message:?}: {:?}", self.log());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// `GET /healthz`, parsed.
+    pub fn health(&self) -> serde_json::Value {
+        let (status, content_type, body) = self.get("/healthz");
+        assert_eq!((status, content_type.as_str()), (200, "application/json"));
+        serde_json::from_slice(&body).expect("healthz is JSON")
+    }
+
+    /// `GET /metrics`, read by a Prometheus text-format parser.
+    pub fn scrape(&self) -> Metrics {
+        let (status, content_type, body) = self.get("/metrics");
+        assert_eq!(status, 200);
+        assert_eq!(content_type, "text/plain; version=0.0.4; charset=utf-8");
+        let text = String::from_utf8(body).expect("UTF-8");
+        let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("parses");
+        Metrics { samples: scrape.samples, text }
+    }
+
+    /// GET `target` on a fresh connection: status, `Content-Type`, body.
+    pub fn get(&self, target: &str) -> (u16, String, Vec<u8>) {
+        use http_body_util::BodyExt;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        runtime.block_on(async {
+            let stream = tokio::net::TcpStream::connect(&self.address).await.expect("connects");
+            let (mut sender, connection) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
+            tokio::spawn(connection);
+            let request = hyper::Request::builder()
+                .uri(target)
+                .header("host", "x")
+                .body(http_body_util::Empty::<hyper::body::Bytes>::new())
+                .expect("request");
+            let response = tokio::time::timeout(Duration::from_secs(20), sender.send_request(request))
+                .await
+                .expect("answered in time")
+                .expect("answered");
+            let status = response.status().as_u16();
+            let content_type =
+                response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+            let body = response.into_body().collect().await.expect("body").to_bytes().to_vec();
+            (status, content_type, body)
+        })
     }
 
     /// Sends a signal by name, e.g. `-TERM` or `-HUP`.
@@ -98,5 +172,38 @@ impl Server {
     pub fn terminate(&mut self) -> ExitStatus {
         self.signal("-TERM");
         self.wait_exit()
+    }
+}
+
+/// One scrape of `/metrics`.
+pub struct Metrics {
+    /// The samples, as the parser grouped them (a histogram's buckets are one sample).
+    pub samples: Vec<prometheus_parse::Sample>,
+    /// The text served.
+    pub text: String,
+}
+
+impl Metrics {
+    /// The samples of `metric` whose labels include `labels`.
+    pub fn find(&self, metric: &str, labels: &[(&str, &str)]) -> Vec<&prometheus_parse::Sample> {
+        self.samples
+            .iter()
+            .filter(|s| s.metric == metric && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
+            .collect()
+    }
+
+    /// The value of the one counter, gauge or untyped sample of `metric` with `labels`
+    /// (0 when there is none: a counter not yet incremented is absent).
+    pub fn value(&self, metric: &str, labels: &[(&str, &str)]) -> f64 {
+        match self.find(metric, labels).as_slice() {
+            [] => 0.0,
+            [one] => match one.value {
+                prometheus_parse::Value::Counter(v)
+                | prometheus_parse::Value::Gauge(v)
+                | prometheus_parse::Value::Untyped(v) => v,
+                ref other => panic!("{metric} is not a single value: {other:?}"),
+            },
+            many => panic!("{} samples of {metric} {labels:?}", many.len()),
+        }
     }
 }

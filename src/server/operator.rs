@@ -1,0 +1,260 @@
+//! The operator's side of `svcdir-search` (issue 14): `GET /healthz` for a load balancer,
+//! `GET /metrics` in the Prometheus text format, and the [`Telemetry`] they report.
+//!
+//! Neither path is public: the nginx configuration and the CDN edge send only the two
+//! search paths here, so both answer only on the operator's network. Metrics are kept by
+//! `metrics-exporter-prometheus` in a recorder owned by the [`Telemetry`] (not a global one),
+//! so every server, including those tests start in one process, counts only its own
+//! requests.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
+use metrics_util::MetricKindMask;
+use serde::Serialize;
+
+use super::{AppState, LiveState, V3_PATH, V4_PATH};
+
+/// `Content-Type` of `/metrics`: the Prometheus text exposition format.
+pub const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Requests answered, by `route` and `status` (counter).
+pub const REQUESTS: &str = "svcdir_http_requests_total";
+/// Time to answer a request, by `route` (histogram, seconds).
+pub const REQUEST_SECONDS: &str = "svcdir_http_request_duration_seconds";
+/// Requests being answered now (gauge).
+pub const IN_FLIGHT: &str = "svcdir_http_requests_in_flight";
+/// Time the index in force took to read, check and prepare (gauge, seconds).
+pub const INDEX_LOAD_SECONDS: &str = "svcdir_index_load_duration_seconds";
+/// Published services in the index in force (gauge).
+pub const INDEX_SERVICES: &str = "svcdir_index_services";
+/// The index in force, as its `index_hash` label (info: always 1, one series).
+pub const INDEX_INFO: &str = "svcdir_index_info";
+/// SIGHUP reloads, by `outcome` (`ok` or `failed`) (counter).
+pub const RELOADS: &str = "svcdir_index_reloads_total";
+
+/// Bucket bounds of [`REQUEST_SECONDS`]: a search takes from tens of microseconds to the
+/// 5 s time limit.
+const LATENCY_BUCKETS: &[f64] =
+    &[0.000_25, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+/// The route label of a path: the paths this server answers, and `other` for the rest
+/// (never the path itself, so that scanning for URLs cannot grow the series without bound).
+pub fn route_label(path: &str) -> &'static str {
+    match path {
+        V4_PATH | "/api/v4/services" => V4_PATH,
+        V3_PATH | "/api/v3/search" => V3_PATH,
+        "/healthz" => "/healthz",
+        "/metrics" => "/metrics",
+        _ => "other",
+    }
+}
+
+/// What `/healthz` and `/metrics` report: the metrics recorder, the requests in flight and
+/// the time the server started.
+pub struct Telemetry {
+    recorder: PrometheusRecorder,
+    handle: PrometheusHandle,
+    process: metrics_process::Collector,
+    in_flight: AtomicI64,
+    started: Instant,
+}
+
+impl std::fmt::Debug for Telemetry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Telemetry").field("in_flight", &self.in_flight).field("started", &self.started).finish()
+    }
+}
+
+impl Default for Telemetry {
+    fn default() -> Telemetry {
+        Telemetry::new()
+    }
+}
+
+impl Telemetry {
+    /// A recorder with nothing counted yet; uptime counts from now.
+    pub fn new() -> Telemetry {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Full(REQUEST_SECONDS.into()), LATENCY_BUCKETS)
+            .expect("the bucket list is not empty")
+            // Gauges are all set again just before each render (see `render`): one not set
+            // then, the info series of an index no longer in force, is dropped.
+            .idle_timeout(MetricKindMask::GAUGE, Some(Duration::ZERO))
+            .build_recorder();
+        let handle = recorder.handle();
+        let process = metrics_process::Collector::default();
+        let telemetry = Telemetry { recorder, handle, process, in_flight: AtomicI64::new(0), started: Instant::now() };
+        telemetry.with(|| {
+            metrics::describe_counter!(REQUESTS, "Requests answered, by route and status.");
+            metrics::describe_histogram!(
+                REQUEST_SECONDS,
+                metrics::Unit::Seconds,
+                "Time to answer a request, by route."
+            );
+            metrics::describe_gauge!(IN_FLIGHT, "Requests being answered now.");
+            metrics::describe_gauge!(
+                INDEX_LOAD_SECONDS,
+                metrics::Unit::Seconds,
+                "Time the index in force took to read, check and prepare."
+            );
+            metrics::describe_gauge!(INDEX_SERVICES, "Published services in the index in force.");
+            metrics::describe_gauge!(INDEX_INFO, "The index in force (its content hash as a label); always 1.");
+            metrics::describe_counter!(RELOADS, "Index reloads on SIGHUP, by outcome (ok, failed).");
+            telemetry.process.describe();
+        });
+        telemetry
+    }
+
+    fn with<T>(&self, f: impl FnOnce() -> T) -> T {
+        metrics::with_local_recorder(&self.recorder, f)
+    }
+
+    /// Time since the server started.
+    pub fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Counts one answered request.
+    pub fn record(&self, route: &'static str, status: StatusCode, took: Duration) {
+        self.with(|| {
+            metrics::counter!(REQUESTS, "route" => route, "status" => status.as_u16().to_string()).increment(1);
+            metrics::histogram!(REQUEST_SECONDS, "route" => route).record(took.as_secs_f64());
+        });
+    }
+
+    /// Counts one SIGHUP reload and whether it put a new index in force.
+    pub fn reloaded(&self, ok: bool) {
+        let outcome = if ok { "ok" } else { "failed" };
+        self.with(|| metrics::counter!(RELOADS, "outcome" => outcome).increment(1));
+    }
+
+    /// Every metric in the Prometheus text format, with the index figures of `state`.
+    pub fn render(&self, state: &AppState) -> String {
+        self.with(|| {
+            metrics::gauge!(IN_FLIGHT).set(self.in_flight.load(Ordering::Relaxed) as f64);
+            metrics::gauge!(INDEX_SERVICES).set(state.index().directory().services.len() as f64);
+            metrics::gauge!(INDEX_LOAD_SECONDS).set(state.load_time().as_secs_f64());
+            metrics::gauge!(INDEX_INFO, "index_hash" => state.index_hash().to_owned()).set(1.0);
+            self.process.collect();
+        });
+        self.handle.render()
+    }
+
+    /// Tracks a request from here until the returned guard drops.
+    fn enter(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(&self.in_flight)
+    }
+}
+
+/// One request in flight; counted down on drop, even when the request is cancelled.
+struct InFlight<'a>(&'a AtomicI64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Middleware: counts every request in [`Telemetry`] (in flight, by route and status, time).
+pub async fn measure(State(telemetry): State<Arc<Telemetry>>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = route_label(request.uri().path());
+    let response = {
+        let _in_flight = telemetry.enter();
+        next.run(request).await
+    };
+    telemetry.record(route, response.status(), started.elapsed());
+    response
+}
+
+/// The body of `/healthz`.
+#[derive(Debug, Serialize)]
+pub struct Health<'a> {
+    /// Always `ok`: a server that answers has an index in force.
+    pub status: &'static str,
+    /// Published services in the index in force.
+    pub services: usize,
+    /// Content hash of the index file in force: the `index` of the build's manifest.
+    pub index_hash: &'a str,
+    /// Whole seconds since the server started.
+    pub uptime_seconds: u64,
+    /// Version of svcdir-search.
+    pub version: &'static str,
+}
+
+/// `GET /healthz` and `GET /metrics` over `live` and `telemetry` (HEAD too; other methods 405).
+pub fn routes(live: Arc<LiveState>, telemetry: Arc<Telemetry>) -> Router {
+    Router::new().route("/healthz", get(healthz)).route("/metrics", get(metrics)).with_state((live, telemetry))
+}
+
+type OperatorState = State<(Arc<LiveState>, Arc<Telemetry>)>;
+
+async fn healthz(State((live, telemetry)): OperatorState) -> Response {
+    let state = live.load();
+    let body = Health {
+        status: "ok",
+        services: state.index().directory().services.len(),
+        index_hash: state.index_hash(),
+        uptime_seconds: telemetry.uptime().as_secs(),
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    match serde_json::to_vec(&body) {
+        Ok(bytes) => {
+            (StatusCode::OK, [(header::CONTENT_TYPE, super::JSON), (header::CACHE_CONTROL, "no-store")], bytes)
+                .into_response()
+        }
+        Err(_) => super::ApiError::Internal.into_response(),
+    }
+}
+
+async fn metrics(State((live, telemetry)): OperatorState) -> Response {
+    let text = telemetry.render(&live.load());
+    let mut response = (StatusCode::OK, text).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(METRICS_CONTENT_TYPE));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_labels_are_a_closed_set() {
+        assert_eq!(route_label("/api/v4/services"), V4_PATH);
+        assert_eq!(route_label("/api/v4/services/"), V4_PATH);
+        assert_eq!(route_label("/api/v3/search"), V3_PATH);
+        assert_eq!(route_label("/healthz"), "/healthz");
+        assert_eq!(route_label("/metrics"), "/metrics");
+        for path in ["/", "/wp-login.php", "/api/v4/services/x", "/HEALTHZ", "/metrics/"] {
+            assert_eq!(route_label(path), "other", "{path}");
+        }
+    }
+
+    #[test]
+    fn requests_are_counted_by_route_and_status_with_a_histogram() {
+        let telemetry = Telemetry::new();
+        telemetry.record(V4_PATH, StatusCode::OK, Duration::from_millis(3));
+        telemetry.record(V4_PATH, StatusCode::OK, Duration::from_millis(30));
+        telemetry.record("other", StatusCode::NOT_FOUND, Duration::from_micros(100));
+        let text = telemetry.handle.render();
+        assert!(text.contains(r#"svcdir_http_requests_total{route="/api/v4/services/",status="200"} 2"#), "{text}");
+        assert!(text.contains(r#"svcdir_http_requests_total{route="other",status="404"} 1"#), "{text}");
+        assert!(text.contains("# TYPE svcdir_http_request_duration_seconds histogram"), "{text}");
+        assert!(
+            text.contains(r#"svcdir_http_request_duration_seconds_bucket{route="/api/v4/services/",le="0.005"} 1"#)
+        );
+        assert!(text.contains(r#"svcdir_http_request_duration_seconds_count{route="/api/v4/services/"} 2"#));
+    }
+}

@@ -1,0 +1,293 @@
+//! The deployment recipes of `deploy/` (issue 14): the systemd units pass `systemd-analyze
+//! verify`, and their command lines, run as written (paths moved under a temporary
+//! directory), build, serve `/healthz` and reload on their `ExecReload`; the container image
+//! built by `deploy/container/build.sh` runs and answers. Each skips, saying why, where its
+//! tool is missing (`.ci/run` installs systemd, podman and runc).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{self, BASE_URL, Build};
+
+const UNITS: [&str; 4] = ["svcdir-search.service", "svcdir-build.service", "svcdir-build.timer", "svcdir-build.path"];
+/// Where the units keep everything.
+const STATE: &str = "/var/lib/svcdir";
+
+fn units_dir() -> PathBuf {
+    support::repo().join("deploy/systemd")
+}
+
+fn unit(name: &str) -> String {
+    fs::read_to_string(units_dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The unit's text with the installed binaries' paths replaced by the ones cargo built.
+fn with_built_binaries(text: &str) -> String {
+    text.replace("/usr/local/bin/svcdir-search", env!("CARGO_BIN_EXE_svcdir-search"))
+        .replace("/usr/local/bin/svcdir ", &format!("{} ", env!("CARGO_BIN_EXE_svcdir")))
+}
+
+/// The value of `key=` in a unit (the last one, as systemd takes it for these keys).
+fn setting(text: &str, key: &str) -> String {
+    let prefix = format!("{key}=");
+    text.lines().rev().find_map(|l| l.strip_prefix(&prefix)).unwrap_or_else(|| panic!("no {key}=")).to_owned()
+}
+
+fn where_is(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/bin".into(), "/usr/sbin".into(), "/bin".into()])
+        .map(|dir| dir.join(tool))
+        .find(|p| p.is_file())
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+#[test]
+fn systemd_units_pass_systemd_analyze_verify() {
+    let Some(analyze) = where_is("systemd-analyze") else {
+        eprintln!("skipped: systemd-analyze is not installed (.ci/run installs the systemd package)");
+        return;
+    };
+    let work = tempfile::tempdir().expect("temp dir");
+    for name in UNITS {
+        // verify checks that each ExecStart binary exists: point them at the built ones.
+        fs::write(work.path().join(name), with_built_binaries(&unit(name))).expect("write unit");
+    }
+    let output = Command::new(analyze)
+        .arg("verify")
+        .args(UNITS.map(|name| work.path().join(name)))
+        .env("SYSTEMD_LOG_COLOR", "0")
+        .output()
+        .expect("systemd-analyze runs");
+    // It exits 0 on settings it ignores, but names them: nothing may be said about our units.
+    let said = text(&output);
+    assert!(output.status.success(), "{said}");
+    let about_ours: Vec<&str> = said.lines().filter(|l| l.contains("svcdir")).collect();
+    assert!(about_ours.is_empty(), "systemd-analyze verify:\n{said}");
+
+    // The hardening the issue asks for, and the reload.
+    let search = unit("svcdir-search.service");
+    for line in [
+        "NoNewPrivileges=yes",
+        "ProtectSystem=strict",
+        "ProtectHome=yes",
+        "PrivateTmp=yes",
+        "User=svcdir",
+        "CapabilityBoundingSet=",
+        "ExecReload=/bin/kill -HUP $MAINPID",
+    ] {
+        assert!(search.lines().any(|l| l == line), "svcdir-search.service lacks {line}");
+    }
+    assert!(!search.lines().any(|l| l.starts_with("ReadWritePaths=") || l.starts_with("StateDirectory=")));
+}
+
+/// A child process killed on drop.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wait_until(what: &str, log: &Path, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}; log:\n{}", fs::read_to_string(log).unwrap_or_default());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The units' `ExecStart` lines, run as written with `/var/lib/svcdir` moved to a temporary
+/// directory: the build writes the state, the search server serves it and reports its
+/// index in `/healthz`, and `ExecReload` after a rebuild puts the new index in force.
+#[test]
+fn the_units_command_lines_build_serve_and_reload() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let state = work.path().join("state");
+    let input = state.join("input");
+    fs::create_dir_all(&input).expect("mkdir");
+    let copy_fixture = |fixture: &str| {
+        for entry in walkdir::WalkDir::new(support::repo().join("tests/fixtures").join(fixture)).min_depth(1) {
+            let entry = entry.expect("fixture entry");
+            let rel = entry.path().strip_prefix(support::repo().join("tests/fixtures").join(fixture)).unwrap();
+            if entry.file_type().is_dir() {
+                fs::create_dir_all(input.join(rel)).expect("mkdir");
+            } else {
+                fs::copy(entry.path(), input.join(rel)).expect("copy");
+            }
+        }
+    };
+    copy_fixture("small");
+    let port = support::free_port();
+    let command_of = |unit_name: &str, key: &str| -> Vec<String> {
+        let line = setting(&with_built_binaries(&unit(unit_name)), key);
+        let line = line.trim_start_matches(['+', '-']).replace(STATE, state.to_str().expect("utf-8"));
+        line.split_whitespace().map(|word| word.replace("127.0.0.1:8081", &format!("127.0.0.1:{port}"))).collect()
+    };
+    let run_build = || {
+        let build = command_of("svcdir-build.service", "ExecStart");
+        let output = Command::new(&build[0]).args(&build[1..]).env_remove("SVCDIR_BASE_URL").output().expect("runs");
+        assert!(output.status.success(), "{build:?}:\n{}", text(&output));
+    };
+    run_build();
+    let manifest_index = || {
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&fs::read(state.join("public/_manifest.json")).expect("manifest")).expect("JSON");
+        manifest["index"].as_str().expect("index hash").to_owned()
+    };
+
+    let search = command_of("svcdir-search.service", "ExecStart");
+    let log = work.path().join("search.log");
+    let child = Command::new(&search[0])
+        .args(&search[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("svcdir-search starts");
+    let server = Running(child);
+    wait_until("svcdir-search does not listen", &log, || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+    let health = support::request(port, "GET", "/healthz", &[]).json();
+    assert_eq!((&health["status"], &health["services"]), (&"ok".into(), &6.into()), "{health}");
+    assert_eq!(health["index_hash"], manifest_index(), "/healthz shows the build's index");
+    // --log-format json, as the unit says: every line one JSON object.
+    let logged = fs::read_to_string(&log).expect("log");
+    assert!(logged.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()), "{logged}");
+
+    // A new dataset, rebuilt by the unit's command; then the unit's ExecReload.
+    copy_fixture("xss");
+    run_build();
+    assert_ne!(health["index_hash"], manifest_index());
+    let reload = command_of("svcdir-search.service", "ExecReload")
+        .into_iter()
+        .map(|w| w.replace("$MAINPID", &server.0.id().to_string()))
+        .collect::<Vec<_>>();
+    assert!(Command::new(&reload[0]).args(&reload[1..]).status().expect("kill runs").success(), "{reload:?}");
+    wait_until("the new index is not in force", &log, || {
+        support::request(port, "GET", "/healthz", &[]).json()["index_hash"] == manifest_index()
+    });
+}
+
+/// The container engines that can run a container here, and the options they need: none
+/// (or `None`, printed, when no container can run on this machine).
+fn container_engine(image: &str) -> Option<Vec<String>> {
+    let candidates: [&[&str]; 3] = [
+        &[],
+        &["--runtime", "runc"],
+        // In a container without the right to raise limits or to use cgroup v2 alone.
+        &["--runtime", "runc", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"],
+    ];
+    let mut failures = Vec::new();
+    for options in candidates {
+        let (global, run): (Vec<&str>, Vec<&str>) = match options.iter().position(|&o| o == "--ulimit") {
+            Some(at) => (options[..at].to_vec(), options[at..].to_vec()),
+            None => (options.to_vec(), Vec::new()),
+        };
+        let output = Command::new("podman")
+            .args(&global)
+            .args(["run", "--rm", "--network", "host"])
+            .args(&run)
+            .args([image, "--version"])
+            .output()
+            .expect("podman runs");
+        if output.status.success() && String::from_utf8_lossy(&output.stdout).contains("svcdir-search") {
+            return Some(options.iter().map(|&o| o.to_owned()).collect());
+        }
+        failures.push(format!("podman {options:?}: {}", text(&output).trim()));
+    }
+    eprintln!("skipped: podman built the image but cannot run a container here:\n{}", failures.join("\n"));
+    None
+}
+
+/// `deploy/container/build.sh` builds an image that serves a build's index from a read-only
+/// volume, reloads on SIGHUP and stops with exit 0 on `podman stop`.
+#[test]
+fn the_container_image_builds_runs_and_reloads() {
+    if where_is("podman").is_none() {
+        eprintln!("skipped: podman is not installed (.ci/run installs it)");
+        return;
+    }
+    let tag = format!("localhost/svcdir-search-test:{}", std::process::id());
+    let output = Command::new("bash")
+        .arg(support::repo().join("deploy/container/build.sh"))
+        .args([env!("CARGO_BIN_EXE_svcdir-search"), &tag])
+        .output()
+        .expect("build.sh runs");
+    assert!(output.status.success(), "build.sh:\n{}", text(&output));
+    let _image = Cleanup(vec!["rmi".into(), "--force".into(), tag.clone()]);
+    let Some(options) = container_engine(&tag) else { return };
+    let (global, run): (Vec<String>, Vec<String>) = match options.iter().position(|o| o == "--ulimit") {
+        Some(at) => (options[..at].to_vec(), options[at..].to_vec()),
+        None => (options.clone(), Vec::new()),
+    };
+
+    let build = Build::new("small", BASE_URL);
+    let port = support::free_port();
+    let name = format!("svcdir-search-test-{}", std::process::id());
+    let output = Command::new("podman")
+        .args(&global)
+        .args(["run", "--detach", "--name", &name, "--network", "host"])
+        .args(&run)
+        .arg("--volume")
+        .arg(format!("{}:/data:ro", build.dir().display()))
+        .arg(&tag)
+        .args(["--index", "/data/search.idx", "--listen", &format!("127.0.0.1:{port}"), "--log-format", "json"])
+        .output()
+        .expect("podman run");
+    assert!(output.status.success(), "podman run:\n{}", text(&output));
+    let _container = Cleanup([global.clone(), vec!["rm".into(), "--force".into(), name.clone()]].concat());
+    let logs = || text(&Command::new("podman").args(&global).args(["logs", &name]).output().expect("podman logs"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the container does not listen:\n{}", logs());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let health = support::request(port, "GET", "/healthz", &[]).json();
+    let hash = svcdir::write::content_hash(&fs::read(&build.index).expect("index"));
+    assert_eq!((&health["services"], &health["index_hash"]), (&6.into(), &hash.clone().into()), "{health}");
+    let search = support::request(port, "GET", "/api/v4/services/?postcode=G2+1AL", &[]);
+    assert_eq!(search.status, 200, "{}", search.text());
+
+    // SIGHUP through podman reads the (rebuilt) index again.
+    build.rebuild("xss", BASE_URL);
+    let new_hash = svcdir::write::content_hash(&fs::read(&build.index).expect("index"));
+    assert_ne!(hash, new_hash);
+    let status = Command::new("podman").args(&global).args(["kill", "--signal", "HUP", &name]).status().expect("kill");
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while support::request(port, "GET", "/healthz", &[]).json()["index_hash"] != new_hash.as_str() {
+        assert!(Instant::now() < deadline, "not reloaded:\n{}", logs());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // podman stop sends SIGTERM: drained, exit 0.
+    let status = Command::new("podman")
+        .args(&global)
+        .args(["stop", "--time", "20", &name])
+        .stdout(Stdio::null())
+        .status()
+        .expect("stop");
+    assert!(status.success());
+    let exit = Command::new("podman")
+        .args(&global)
+        .args(["inspect", "--format", "{{.State.ExitCode}}", &name])
+        .output()
+        .expect("inspect");
+    assert_eq!(String::from_utf8_lossy(&exit.stdout).trim(), "0", "{}", logs());
+    assert!(logs().contains("\"message\":\"stopped\""), "{}", logs());
+}
+
+/// A `podman` command run on drop (removing what a test made).
+struct Cleanup(Vec<String>);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = Command::new("podman").args(&self.0).stdout(Stdio::null()).stderr(Stdio::null()).status();
+    }
+}
