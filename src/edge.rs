@@ -201,7 +201,8 @@ mod tests {
 
     #[test]
     fn the_worker_carries_the_contract_and_no_template_syntax() {
-        let cfg = WorkerConfig::new("http://127.0.0.1:9000/bucket/", "http://127.0.0.1:8081", "127.0.0.1:8787").unwrap();
+        let cfg =
+            WorkerConfig::new("http://127.0.0.1:9000/bucket/", "http://127.0.0.1:8081", "127.0.0.1:8787").unwrap();
         let js = cfg.worker_js().unwrap();
         assert!(js.contains(r#"const STATIC_ORIGIN_DEFAULT = "http://127.0.0.1:9000/bucket";"#), "{js}");
         assert!(js.contains(r#"["/api/v4/services","/api/v3/search"]"#));
