@@ -7,7 +7,7 @@ INPUT ?= input
 OUTPUT ?= public
 INDEX ?= build/search.idx
 
-.PHONY: build test lint sample bench-search clean
+.PHONY: build test lint sample bench-search clean help install
 
 ## build: generate public/ and the search index from the embedded dataset in input/
 build:
@@ -20,15 +20,25 @@ test:
 ## lint: formatting, clippy and docs, warnings as errors
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps
 
 ## sample: regenerate the embedded default dataset (400 services, seed 2024)
 sample:
-	$(CARGO) run --release --bin svcdir -- sample --services 400 --seed 2024 --out $(INPUT)
+	$(CARGO) run --release --bin svcdir -- sample --services 400 --seed 2024 --output $(INPUT)
 
+## clean: remove the build: the output, its generations, lock and temporary link beside it, and the index
 clean:
-	rm -rf $(OUTPUT) build
+	rm -rf $(OUTPUT) $(dir $(OUTPUT)).$(notdir $(OUTPUT)).gens* $(dir $(OUTPUT)).$(notdir $(OUTPUT)).lock $(dir $(INDEX))
+
+## install: install svcdir and svcdir-search into ~/.cargo/bin (cargo install --path . --locked)
+install:
+	$(CARGO) install --path . --locked
+
+## help: list these targets
+help:
+	@grep -hE '^## [a-zA-Z0-9_-]+:' $(MAKEFILE_LIST) | sed -e 's/^## //' | \
+		awk -F': ' '{ name = $$1; sub(/^[^:]*: /, ""); printf "  %-14s %s\n", name, $$0 }'
 
 # ---- deploying and trying it out (README, "Deploying") ----
 # Where `make serve` (and nginx, in `make nginx-config`) listen, and where svcdir-search does.
@@ -76,7 +86,7 @@ test-contract:
 
 ## schema: write the JSON Schemas of the dataset files into target/schema/
 schema:
-	$(CARGO) run --quiet --bin svcdir -- schema --out target/schema
+	$(CARGO) run --quiet --bin svcdir -- schema --output target/schema
 
 # ---- fuzzing (issue 6) ----
 # Seconds each target runs. The corpus is fuzz/corpus/<target>/ (committed): libFuzzer reads

@@ -1,20 +1,26 @@
-//! Load benchmark of `svcdir-search` (`make bench-search`, or
+//! Load benchmark of `svcdir-search` against nginx (`make bench-search`, or
 //! `cargo bench --bench search_load`).
 //!
 //! For each size (default 10,000 and 100,000 services; `SVCDIR_BENCH_SIZES=10000` to
 //! choose): generates a sample dataset (`svcdir::sample::generate`, seed 2024), loads and
-//! validates it, builds and writes the search index, times reading the index back, starts
-//! the real `svcdir-search` binary on a free loopback port, and drives it with a mixed query
-//! file (written to `target/bench-search/queries-N.txt`, derived deterministically from the
-//! dataset's postcodes, words and categories) from 64 keep-alive HTTP/1.1 connections on a
-//! 2-thread tokio runtime, for `SVCDIR_BENCH_SECONDS` (default 10) after a 2 s warm-up.
-//! Run without `--bench` (as `cargo test --all-targets` does) it only makes a 1-second smoke
-//! run on 300 services.
-//! Reports requests/s, p50/p99/max latency, the index load time and the server's peak RSS
-//! (VmHWM), as a Markdown table on stdout.
+//! validates it, builds and writes the search index, times reading the index back, and
+//! writes a mixed query file (`target/bench-search/queries-N.txt`, derived deterministically
+//! from the dataset's postcodes, words and categories). Then, in the same run, each driven
+//! from 64 keep-alive HTTP/1.1 connections on a 2-thread tokio runtime for
+//! `SVCDIR_BENCH_SECONDS` (default 10) after a 2 s warm-up:
+//! 1. the real `svcdir-search` binary on a free loopback port, access log on (to a file):
+//!    the time from spawning it to its first accepted connection, requests/s, latency
+//!    percentiles, and its RssAnon and VmHWM after the run;
+//! 2. the same with its stderr (the access log) on /dev/null: what the log costs;
+//! 3. nginx (if installed: `apt-get install nginx-light`) serving one file of the mean
+//!    size of the search's 2xx answers, with its access log on: the reference the targets
+//!    of issue 12 are relative to.
 //!
-//! Traffic goes to 127.0.0.1 only; every loop is bounded in time and the server is stopped
-//! (SIGTERM) at the end of each size.
+//! Run without `--bench` (as `cargo test --all-targets` does) it only makes a 1-second smoke
+//! run on 300 services. Reports two Markdown tables on stdout.
+//!
+//! Traffic goes to 127.0.0.1 only; every loop is bounded in time and every server is
+//! stopped at the end of each size.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -27,13 +33,15 @@ use svcdir::index::SearchIndex;
 use svcdir::views::Publication;
 
 mod support;
-use support::{CLIENT_THREADS, CONNECTIONS, Server, percentile, queries};
+use support::{CLIENT_THREADS, CONNECTIONS, Nginx, Server, nginx_binary, percentile, queries};
 
 #[derive(Default)]
 struct Load {
     latencies_us: Vec<u32>,
     statuses: [u64; 6],
     bytes: u64,
+    /// Body bytes of the 2xx answers.
+    ok_bytes: u64,
     errors: u64,
     /// The first failure's message, for the report.
     first_error: Option<String>,
@@ -67,6 +75,9 @@ async fn connection(address: String, queries: Arc<Vec<String>>, start: usize, st
                     load.latencies_us.push(answer.micros);
                     load.statuses[(answer.status / 100).min(5) as usize] += 1;
                     load.bytes += answer.bytes as u64;
+                    if answer.status / 100 == 2 {
+                        load.ok_bytes += answer.bytes as u64;
+                    }
                 }
                 Err(e) => {
                     load.fail(target, e);
@@ -111,6 +122,7 @@ fn drive(address: &str, queries: Arc<Vec<String>>, warm_up: Duration, duration: 
                         *t += s;
                     }
                     total.bytes += load.bytes;
+                    total.ok_bytes += load.ok_bytes;
                     total.errors += load.errors;
                     if total.first_error.is_none() {
                         total.first_error = load.first_error;
@@ -124,6 +136,28 @@ fn drive(address: &str, queries: Arc<Vec<String>>, warm_up: Duration, duration: 
     })
 }
 
+/// Requests/s and latency percentiles of one measured run.
+#[derive(Default, Clone, Copy)]
+struct Figures {
+    rps: f64,
+    p50: f64,
+    p99: f64,
+    max: f64,
+}
+
+impl Figures {
+    fn of(load: &Load, elapsed: Duration) -> Figures {
+        let mut latencies = load.latencies_us.clone();
+        latencies.sort_unstable();
+        Figures {
+            rps: latencies.len() as f64 / elapsed.as_secs_f64(),
+            p50: percentile(&latencies, 50.0),
+            p99: percentile(&latencies, 99.0),
+            max: percentile(&latencies, 100.0),
+        }
+    }
+}
+
 struct Row {
     services: usize,
     postcodes: usize,
@@ -131,15 +165,31 @@ struct Row {
     build_s: f64,
     load_ms: f64,
     server_load_ms: String,
-    rps: f64,
-    p50: f64,
-    p99: f64,
-    max: f64,
-    rss_mb: f64,
+    ready_ms: f64,
+    search: Figures,
+    quiet: Figures,
+    nginx: Option<Figures>,
+    answer_bytes: f64,
+    rss_anon_mb: f64,
+    peak_mb: f64,
     statuses: String,
     exit: Option<i32>,
     /// What went wrong, if anything: a server error, a failed request, a bad exit.
     problems: Vec<String>,
+}
+
+fn check(load: &Load, what: &str, problems: &mut Vec<String>) {
+    if load.statuses[5] > 0 || load.errors > 0 {
+        problems.push(format!(
+            "{what}: {} 5xx responses, {} failed requests (first: {})",
+            load.statuses[5],
+            load.errors,
+            load.first_error.as_deref().unwrap_or("-")
+        ));
+    }
+    if load.statuses[2] == 0 {
+        problems.push(format!("{what}: no successful response"));
+    }
 }
 
 fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
@@ -169,39 +219,57 @@ fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
         })
         .fold(f64::INFINITY, f64::min);
 
-    let queries = queries(&dir, 7);
+    let queries = Arc::new(queries(&dir, 7));
     let query_file = out.join(format!("queries-{size}.txt"));
     let mut file = std::fs::File::create(&query_file).expect("query file");
-    for q in &queries {
+    for q in queries.iter() {
         writeln!(file, "{q}").expect("write query");
     }
     let postcodes = dir.postcodes.postcodes.len();
     drop(dir);
-
-    let server = Server::start(&index_path, work.path().join("server.log"));
-    let server_load_ms =
-        server.log_text().split(" in ").nth(1).and_then(|rest| rest.split(" ms").next()).unwrap_or("?").to_owned();
-    let (load, elapsed) = drive(&server.address, Arc::new(queries), warm_up, Duration::from_secs(seconds));
-    let rss_mb = server.peak_rss_mb();
-    let exit = server.stop();
-
-    let mut latencies = load.latencies_us;
-    latencies.sort_unstable();
     let mut problems = Vec::new();
-    if load.statuses[5] > 0 || load.errors > 0 {
-        problems.push(format!(
-            "{size} services: {} 5xx responses, {} failed requests (first: {})",
-            load.statuses[5],
-            load.errors,
-            load.first_error.as_deref().unwrap_or("-")
-        ));
-    }
-    if load.statuses[2] == 0 {
-        problems.push(format!("{size} services: no successful response"));
-    }
+
+    // 1. The server as deployed: access log on (to a file).
+    let (server, ready) = Server::start_with(&index_path, work.path().join("server.log"), true);
+    // The server's own figure, from its start-up line (once it is written).
+    std::thread::sleep(Duration::from_millis(50));
+    let server_load_ms = server
+        .log_text()
+        .split("load_ms=")
+        .nth(1)
+        .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect::<String>())
+        .unwrap_or_else(|| "?".into());
+    let (load, elapsed) = drive(&server.address, queries.clone(), warm_up, Duration::from_secs(seconds));
+    let (rss_anon_mb, peak_mb) = (server.rss_anon_mb(), server.peak_rss_mb());
+    let exit = server.stop();
+    check(&load, &format!("{size} services"), &mut problems);
     if exit != Some(0) {
         problems.push(format!("{size} services: server exit {exit:?} after SIGTERM"));
     }
+    let search = Figures::of(&load, elapsed);
+    let ok = load.statuses[2].max(1);
+    let answer_bytes = load.ok_bytes as f64 / ok as f64;
+
+    // 2. The same without the access log (stderr to /dev/null): what the log costs.
+    let (server, _) = Server::start_with(&index_path, work.path().join("server-quiet.log"), false);
+    let (quiet_load, elapsed) = drive(&server.address, queries.clone(), warm_up, Duration::from_secs(seconds));
+    let _ = server.stop();
+    check(&quiet_load, &format!("{size} services, no access log"), &mut problems);
+    let quiet = Figures::of(&quiet_load, elapsed);
+
+    // 3. nginx serving one file of the mean answer's size, same client, same connections.
+    let nginx = nginx_binary().map(|binary| {
+        let body = vec![b'x'; answer_bytes.round() as usize];
+        let nginx = Nginx::start(&binary, &body);
+        let (load, elapsed) =
+            drive(&nginx.address, Arc::new(vec!["/answer.json".to_owned()]), warm_up, Duration::from_secs(seconds));
+        check(&load, "nginx", &mut problems);
+        Figures::of(&load, elapsed)
+    });
+    if nginx.is_none() {
+        eprintln!("search_load: nginx not found (apt-get install nginx-light): no reference figures");
+    }
+
     let statuses = format!(
         "2xx {} / 4xx {} / 5xx {} / errors {}",
         load.statuses[2], load.statuses[4], load.statuses[5], load.errors
@@ -213,11 +281,13 @@ fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
         build_s,
         load_ms,
         server_load_ms,
-        rps: latencies.len() as f64 / elapsed.as_secs_f64(),
-        p50: percentile(&latencies, 50.0),
-        p99: percentile(&latencies, 99.0),
-        max: percentile(&latencies, 100.0),
-        rss_mb,
+        ready_ms: ready.as_secs_f64() * 1000.0,
+        search,
+        quiet,
+        nginx,
+        answer_bytes,
+        rss_anon_mb,
+        peak_mb,
         statuses,
         exit,
         problems,
@@ -250,8 +320,12 @@ fn main() {
     std::fs::create_dir_all(&out).expect("output directory");
 
     let mut table = String::from(
-        "| services | postcodes | index file | build+write | index load (bench / server) | requests/s | p50 | p99 | max | server peak RSS | responses | exit |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
+        "| services | postcodes | index file | build+write | index load (bench / server) | ready after start | requests/s | p50 | p99 | max | RssAnon after | VmHWM | responses | exit |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
+    );
+    let mut versus = String::from(
+        "| services | mean 2xx answer | search req/s | search p99 | nginx req/s | nginx p99 | req/s ÷ nginx | p99 ÷ nginx | target | no access log: req/s, p99 | access log cost |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n",
     );
     let mut problems = Vec::new();
     for size in sizes {
@@ -260,20 +334,41 @@ fn main() {
         problems.extend(row.problems.iter().cloned());
         let _ = writeln!(
             table,
-            "| {} | {} | {:.1} MB | {:.1} s | {:.0} ms / {} ms | {:.0} | {:.2} ms | {:.2} ms | {:.1} ms | {:.0} MB | {} | {} |",
+            "| {} | {} | {:.1} MB | {:.1} s | {:.0} ms / {} ms | {:.0} ms | {:.0} | {:.2} ms | {:.2} ms | {:.1} ms | {:.0} MB | {:.0} MB | {} | {} |",
             row.services,
             row.postcodes,
             row.index_mb,
             row.build_s,
             row.load_ms,
             row.server_load_ms,
-            row.rps,
-            row.p50,
-            row.p99,
-            row.max,
-            row.rss_mb,
+            row.ready_ms,
+            row.search.rps,
+            row.search.p50,
+            row.search.p99,
+            row.search.max,
+            row.rss_anon_mb,
+            row.peak_mb,
             row.statuses,
             row.exit.map(|c| c.to_string()).unwrap_or_else(|| "none".into()),
+        );
+        let (target_rps, target_p99) = if row.services >= 100_000 { (0.20, 3.0) } else { (0.30, 2.0) };
+        let nginx = row.nginx.unwrap_or(Figures { rps: f64::NAN, p50: f64::NAN, p99: f64::NAN, max: f64::NAN });
+        let (rps_ratio, p99_ratio) = (row.search.rps / nginx.rps, row.search.p99 / nginx.p99);
+        let met = if rps_ratio >= target_rps && p99_ratio <= target_p99 { "met" } else { "NOT met" };
+        let _ = writeln!(
+            versus,
+            "| {} | {:.1} kB | {:.0} | {:.2} ms | {:.0} | {:.2} ms | {:.2}× | {:.2}× | ≥ {target_rps}×, ≤ {target_p99}×: {met} | {:.0}, {:.2} ms | {:+.1} % |",
+            row.services,
+            row.answer_bytes / 1000.0,
+            row.search.rps,
+            row.search.p99,
+            nginx.rps,
+            nginx.p99,
+            rps_ratio,
+            p99_ratio,
+            row.quiet.rps,
+            row.quiet.p99,
+            (row.quiet.rps / row.search.rps - 1.0) * 100.0,
         );
     }
     println!(
@@ -281,6 +376,9 @@ fn main() {
         warm_up.as_secs_f64()
     );
     println!("{table}");
+    println!("{versus}");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average at the end: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
     for problem in &problems {
         eprintln!("search_load: FAILED: {problem}");
     }

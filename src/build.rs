@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::config::BuildConfig;
 use crate::input::DataErrors;
 use crate::render::{RenderContext, RenderError};
-use crate::write::{PublishSummary, Publisher, WriteError};
+use crate::write::{Counts, PublishSummary, Publisher, WriteError};
 
 /// What a build reports as it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +69,17 @@ pub enum BuildError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The previous build's change record could not be read.
+    #[error(transparent)]
+    Changes(#[from] crate::changes::ChangesError),
+    /// The build would publish no service, or under half of those published now.
+    #[error("{}", shrink_message(*.services, *.published))]
+    Shrink {
+        /// Services this build would publish.
+        services: usize,
+        /// Services the output holds now (none known on a first build).
+        published: Option<usize>,
+    },
     /// The input directory could not be read for its fingerprint.
     #[error("cannot read {path}: {source}")]
     Input {
@@ -85,55 +96,62 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     let mut publisher = Publisher::open(&cfg.output)?;
     let fingerprint = fingerprint(cfg)?;
     let index_hash = || std::fs::read(&cfg.index).map(|bytes| crate::write::content_hash(&bytes)).ok();
+    // With --previous the change record continues another build's: always compared anew.
     if let Some((published, published_index)) = publisher.published_fingerprint()
+        && cfg.previous.is_none()
         && published == fingerprint
         && index_hash().as_deref() == Some(published_index)
     {
         // Same input, configuration and program: the published output is already this
         // build's output, byte for byte.
-        let files = publisher.published().map_or(0, |m| m.files.len());
+        let manifest = publisher.published();
+        let files = manifest.map_or(0, |m| m.files.len());
+        let bytes = manifest.map_or(0, |m| m.files.values().map(|f| f.size).sum());
+        let counts = manifest.and_then(|m| m.counts).unwrap_or_default();
         return Ok(BuildSummary {
+            services: counts.services,
+            organisations: counts.organisations,
+            postcodes: counts.postcodes,
             files,
-            publish: PublishSummary { unchanged: files, ..PublishSummary::default() },
+            publish: PublishSummary { unchanged: files, bytes, ..PublishSummary::default() },
             index_bytes: file_size(&cfg.index),
             up_to_date: true,
             seconds: started.elapsed().as_secs_f64(),
-            ..BuildSummary::default()
         });
     }
 
     progress(Progress::Stage("loading"));
     let dir = crate::validate::load_directory(&cfg.input)?;
+    if !cfg.allow_shrink {
+        check_shrink(dir.services.len(), published_services(&publisher, &cfg.output))?;
+    }
+
+    progress(Progress::Stage("reading the previous change record"));
+    let source = cfg.previous.clone().unwrap_or_else(|| crate::changes::published(&cfg.output));
+    let previous = crate::changes::read_previous(&source)?;
 
     progress(Progress::Stage("rendering"));
-    let ctx = RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size };
+    let oruk = crate::openreferral::Index::new(&dir);
+    let ctx =
+        RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size, oruk: &oruk };
     publisher.prepare()?;
     let jobs = ctx.jobs();
     progress(Progress::Jobs(jobs.len()));
     let files: usize = jobs
         .par_iter()
         .map(|&job| -> Result<usize, BuildError> {
-            let outputs = ctx.render(job)?;
-            let mut count = outputs.len();
-            for file in &outputs {
-                let unchanged = publisher.put(&file.path, &file.bytes)?;
-                if cfg.precompress && crate::compress::worth_it(&file.path, file.bytes.len()) {
-                    for (suffix, encode) in crate::compress::ENCODINGS {
-                        let variant = format!("{}{suffix}", file.path);
-                        // An unchanged file's variants are unchanged: not encoded again.
-                        if !(unchanged && publisher.keep_held(&variant)) {
-                            let bytes = encode(&file.bytes)
-                                .map_err(|source| BuildError::Compress { path: variant.clone(), source })?;
-                            publisher.put(&variant, &bytes)?;
-                        }
-                        count += 1;
-                    }
-                }
-            }
+            let count = put_files(cfg, &publisher, &ctx.render(job)?)?;
             progress(Progress::JobDone);
             Ok(count)
         })
         .try_reduce(|| 0, |a, b| Ok(a + b))?;
+
+    // The change record compares the v4 single-object responses just put with the previous
+    // build's, so it comes after every other file.
+    let state = crate::changes::state(&dir, |rel| publisher.hash_of(rel));
+    let (builds, state) = crate::changes::next_record(&dir, previous, state);
+    let files =
+        files + put_files(cfg, &publisher, &crate::changes::files(&builds, &state, &cfg.publication.base_url)?)?;
 
     progress(Progress::Stage("indexing"));
     crate::index::SearchIndex::write_directory(&dir, &cfg.publication, &cfg.index)?;
@@ -143,7 +161,12 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     })?;
 
     progress(Progress::Stage("publishing"));
-    let publish = publisher.commit(&fingerprint, &index)?;
+    let counts = Counts {
+        services: dir.services.len(),
+        organisations: dir.organisations.len(),
+        postcodes: dir.postcodes.postcodes.len(),
+    };
+    let publish = publisher.commit(&fingerprint, &index, counts)?;
     Ok(BuildSummary {
         services: dir.services.len(),
         organisations: dir.organisations.len(),
@@ -154,6 +177,64 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
         up_to_date: false,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Puts rendered files into the target generation, with their precompressed variants when
+/// asked; the number of files.
+fn put_files(
+    cfg: &BuildConfig,
+    publisher: &Publisher,
+    outputs: &[crate::render::OutputFile],
+) -> Result<usize, BuildError> {
+    let mut count = outputs.len();
+    for file in outputs {
+        let unchanged = publisher.put(&file.path, &file.bytes)?;
+        if cfg.precompress && crate::compress::worth_it(&file.path, file.bytes.len()) {
+            for (suffix, encode) in crate::compress::ENCODINGS {
+                let variant = format!("{}{suffix}", file.path);
+                // An unchanged file's variants are unchanged: not encoded again.
+                if !(unchanged && publisher.keep_held(&variant)) {
+                    let bytes =
+                        encode(&file.bytes).map_err(|source| BuildError::Compress { path: variant.clone(), source })?;
+                    publisher.put(&variant, &bytes)?;
+                }
+                count += 1;
+            }
+        }
+    }
+    Ok(count)
+}
+
+/// The shrink guard: an empty or truncated export must never empty the live site.
+fn check_shrink(services: usize, published: Option<usize>) -> Result<(), BuildError> {
+    let shrinks = match published {
+        _ if services == 0 => true,
+        Some(before) => services * 2 < before,
+        None => false,
+    };
+    if shrinks { Err(BuildError::Shrink { services, published }) } else { Ok(()) }
+}
+
+fn shrink_message(services: usize, published: Option<usize>) -> String {
+    let what = match published {
+        Some(before) if services > 0 => {
+            format!("this build would publish {services} services, fewer than half of the {before} published now")
+        }
+        Some(before) => format!("this build would publish no service (the output holds {before} now)"),
+        None => "this build would publish no service".to_owned(),
+    };
+    format!("{what}; is the export empty or truncated? If this is intended, build again with --allow-shrink")
+}
+
+/// How many services the output holds now: recorded in its manifest, else (an output
+/// written before the count was recorded, or a plain directory) the `count` of its import.
+fn published_services(publisher: &Publisher, output: &Path) -> Option<usize> {
+    if let Some(counts) = publisher.published().and_then(|m| m.counts) {
+        return Some(counts.services);
+    }
+    let import = std::fs::read(output.join(crate::render::paths::IMPORT).join("index.json")).ok()?;
+    let value: serde_json::Value = serde_json::from_slice(&import).ok()?;
+    value.get("count")?.as_u64().map(|n| n as usize)
 }
 
 fn file_size(path: &Path) -> u64 {
@@ -191,4 +272,24 @@ fn fingerprint(cfg: &BuildConfig) -> Result<String, BuildError> {
         hasher.update_reader(file).map_err(|e| input_error(entry.path(), e))?;
     }
     Ok(hasher.finalize().to_hex().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shrink_guard_thresholds() {
+        assert!(check_shrink(0, None).is_err(), "a first build with no service");
+        assert!(check_shrink(0, Some(0)).is_err());
+        assert!(check_shrink(1, None).is_ok());
+        assert!(check_shrink(5, Some(10)).is_ok(), "exactly half is not fewer than half");
+        assert!(check_shrink(4, Some(9)).is_err());
+        assert!(check_shrink(100, Some(10)).is_ok(), "growth");
+        let message = check_shrink(4, Some(9)).unwrap_err().to_string();
+        assert!(
+            message.contains("4 services, fewer than half of the 9") && message.contains("--allow-shrink"),
+            "{message}"
+        );
+    }
 }

@@ -133,7 +133,8 @@ pub struct ConvertArgs {
     #[arg(long = "from-import", value_name = "FILE", required = true, num_args = 1..)]
     pub from_import: Vec<PathBuf>,
     /// Dataset directory to write (created when missing; its dataset files overwritten).
-    #[arg(long, value_name = "DIR")]
+    /// `--out` is accepted too.
+    #[arg(long = "output", alias = "out", value_name = "DIR")]
     pub out: PathBuf,
     /// categories.json to use instead of the fixed list.
     #[arg(long, value_name = "FILE")]
@@ -151,8 +152,9 @@ pub struct ConvertArgs {
 pub struct SchemaArgs {
     /// Write one `<file>.schema.json` per dataset file (categories, service_areas,
     /// organisations, locations, services) into DIR, created when missing. Without it, one
-    /// JSON object mapping those file names to their schemas is printed.
-    #[arg(long, value_name = "DIR")]
+    /// JSON object mapping those file names to their schemas is printed. `--out` is
+    /// accepted too.
+    #[arg(long = "output", alias = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
 
@@ -176,13 +178,26 @@ pub struct BuildArgs {
     /// Defaults to the base URL.
     #[arg(long, value_name = "URL")]
     pub site_url: Option<String>,
-    /// Services per page of /api/v4/import/.
+    /// Services per page of /api/v4/import/ (and items per page of the Open Referral UK
+    /// lists under /openreferral/).
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub import_page_size: usize,
+    /// Where the previous build's change record is read from, to continue it
+    /// (public/changes/): the published site's origin (`https://directory.example.org`,
+    /// reading /changes/state.json and /changes/?page=N) or a build's output folder.
+    /// Defaults to the output directory itself; give it where a run starts without the
+    /// previous output, as CI does from a fresh clone.
+    #[arg(long, value_name = "URL|DIR")]
+    pub previous: Option<String>,
     /// Also write `.gz` and `.br` beside each JSON and HTML file of 256 bytes or more, for
     /// nginx's gzip_static and CDNs that serve stored encodings.
     #[arg(long)]
     pub precompress: bool,
+    /// Publish even when the build has no service, or fewer than half of the services the
+    /// output holds now. Without it such a build stops with exit 1 and changes nothing: an
+    /// empty or truncated export must never empty the live site.
+    #[arg(long)]
+    pub allow_shrink: bool,
     /// No progress bar and no summary line; errors are still printed.
     #[arg(long, short)]
     pub quiet: bool,
@@ -200,6 +215,11 @@ pub struct ValidateArgs {
     /// Dataset directory.
     #[arg(long, value_name = "DIR", default_value = "input")]
     pub input: PathBuf,
+    /// Print one JSON object on stdout instead of the summary line, as `build --json` does:
+    /// `{"ok": true, services, organisations, locations, postcodes}`, or on failure
+    /// `{"ok": false, "errors": [{file, line, field, value, message}], "more": N}`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `svcdir sample`.
@@ -212,7 +232,8 @@ pub struct SampleArgs {
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub seed: u64,
     /// Directory to write the dataset into; created when missing, its files overwritten.
-    #[arg(long, value_name = "DIR")]
+    /// `--out` is accepted too.
+    #[arg(long = "output", alias = "out", value_name = "DIR")]
     pub out: PathBuf,
 }
 
@@ -247,9 +268,9 @@ pub struct SearchArgs {
     /// of svcdir when the server says its format version differs.
     #[arg(long, value_name = "FILE", default_value = "build/search.idx")]
     pub index: PathBuf,
-    /// Address to listen on, HOST:PORT (port 0 picks a free port; the address is printed).
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8081")]
-    pub listen: String,
+    /// Address to listen on, IP:PORT (port 0 picks a free port; the address is printed).
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8081")]
+    pub listen: std::net::SocketAddr,
     /// Public origin used in `next` and `previous` links, e.g. `https://directory.example.org`.
     /// Overrides the base URL recorded in the index by `svcdir build --base-url`.
     #[arg(long, value_name = "URL")]
@@ -306,9 +327,9 @@ pub struct ServeArgs {
     /// The search index of the same build (`svcdir build --index`).
     #[arg(long, value_name = "FILE", default_value = "build/search.idx")]
     pub index: PathBuf,
-    /// Address to listen on (port 0 picks a free port; the URL is printed).
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
-    pub listen: String,
+    /// Address to listen on, IP:PORT (port 0 picks a free port; the URL is printed).
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
     /// How the log on stderr (one event per request, start-up, reload, shutdown) is
     /// written: `text`, or `json` lines; `auto`: text on a terminal, JSON otherwise.
     /// RUST_LOG filters the events (`RUST_LOG=info,svcdir::access=off`: no access log).

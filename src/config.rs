@@ -35,6 +35,10 @@ pub struct BuildConfig {
     pub import_page_size: usize,
     /// Write `.gz` and `.br` variants.
     pub precompress: bool,
+    /// Where the previous build's change record is read (`--previous`); `None`: the output.
+    pub previous: Option<crate::changes::Source>,
+    /// Publish even when the build has no service or under half of the published ones.
+    pub allow_shrink: bool,
 }
 
 impl BuildConfig {
@@ -55,6 +59,8 @@ impl BuildConfig {
             publication: Publication::with_defaults(base_url, site_url),
             import_page_size: args.import_page_size,
             precompress: args.precompress,
+            previous: args.previous.as_deref().map(crate::changes::Source::parse),
+            allow_shrink: args.allow_shrink,
         })
     }
 }

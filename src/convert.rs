@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use uuid::Uuid;
 
+use crate::input::files;
 use crate::input::records::{LocationRecord, OrganisationRecord, ServiceRecord};
+use crate::input::writer::{CATEGORIES_JSON, JsonLines, SERVICE_AREAS_JSON, WriteError};
 
 /// What to convert.
 #[derive(Debug, Clone)]
@@ -48,6 +50,18 @@ pub enum ConvertError {
         /// The cause.
         source: serde_json::Error,
     },
+    /// A page cannot tell which page of the import it is.
+    #[error("{path}: cannot tell which import page this is from its `next` and `previous` links")]
+    PageNumber {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Writing the dataset failed.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// The pages given are not the whole import.
+    #[error("the import pages given are incomplete: {0}")]
+    Incomplete(String),
     /// Two pages disagree about one record.
     #[error("{path}: {what} {id} differs from the same record on an earlier page")]
     Conflict {
@@ -75,7 +89,30 @@ pub struct Report {
 
 #[derive(Debug, Deserialize)]
 struct Page {
+    count: usize,
+    next: Option<String>,
+    previous: Option<String>,
     data: Vec<ImportService>,
+}
+
+impl Page {
+    /// This page's number, read from its links: page 1 has no `previous`; otherwise the
+    /// `previous` link names page N-1, or the `next` link page N+1.
+    fn number(&self) -> Option<usize> {
+        let Some(previous) = &self.previous else { return Some(1) };
+        match page_param(previous) {
+            Some(n) => Some(n + 1),
+            // The first page's link may carry no `page` at all.
+            None if self.next.as_deref().and_then(page_param).is_none() => Some(2),
+            None => self.next.as_deref().and_then(page_param).and_then(|n| n.checked_sub(1)),
+        }
+    }
+}
+
+/// The `page` query parameter of a link (1 when it has a query but no `page`).
+fn page_param(link: &str) -> Option<usize> {
+    let query = link.split_once('?')?.1;
+    form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "page").map_or(Some(1), |(_, v)| v.parse().ok())
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -127,6 +164,66 @@ struct ImportLocation {
     longitude: f64,
 }
 
+/// What the pages given say about the whole import, to tell a partial dump from a whole one.
+#[derive(Debug, Default)]
+struct DumpShape {
+    /// The `count` every page states, and the first file stating it.
+    count: Option<(usize, PathBuf)>,
+    /// Page numbers seen.
+    pages: BTreeSet<usize>,
+    /// The number of the page with no `next` link (the last one), when given.
+    last: Option<usize>,
+}
+
+impl DumpShape {
+    fn add(&mut self, path: &Path, number: usize, page: &Page) -> Result<(), ConvertError> {
+        match &self.count {
+            Some((count, first)) if *count != page.count => {
+                return Err(ConvertError::Incomplete(format!(
+                    "{} says the import holds {} services but {} says {count}: pages of different exports?",
+                    path.display(),
+                    page.count,
+                    first.display()
+                )));
+            }
+            Some(_) => {}
+            None => self.count = Some((page.count, path.to_owned())),
+        }
+        self.pages.insert(number);
+        if page.next.is_none() {
+            self.last = Some(number);
+        }
+        Ok(())
+    }
+
+    /// Every page from 1 to the last is present and the services add up to `count`.
+    fn check_complete(&self, services: usize) -> Result<(), ConvertError> {
+        let Some((count, _)) = &self.count else { return Ok(()) };
+        let seen_last = self.pages.last().copied().unwrap_or(1);
+        let Some(last) = self.last else {
+            return Err(ConvertError::Incomplete(format!(
+                "page {} is missing (page {seen_last}, the last one given, links to a next page)",
+                seen_last + 1
+            )));
+        };
+        let missing: Vec<String> = (1..=last).filter(|n| !self.pages.contains(n)).map(|n| n.to_string()).collect();
+        if let Some(first) = missing.first() {
+            let which = if missing.len() == 1 {
+                format!("page {first} is missing")
+            } else {
+                format!("pages {} are missing", missing.join(", "))
+            };
+            return Err(ConvertError::Incomplete(format!("{which} (the import has {last} pages)")));
+        }
+        if services != *count {
+            return Err(ConvertError::Incomplete(format!(
+                "the pages hold {services} different services but the import's count is {count}"
+            )));
+        }
+        Ok(())
+    }
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ConvertError + '_ {
     move |source| ConvertError::Io { path: path.to_owned(), source }
 }
@@ -134,10 +231,13 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ConvertError + '_ {
 /// Converts the pages into a dataset directory.
 pub fn convert(cfg: &ConvertConfig) -> Result<Report, ConvertError> {
     let mut services: BTreeMap<Uuid, ImportService> = BTreeMap::new();
+    let mut dump = DumpShape::default();
     for path in &cfg.pages {
         let bytes = std::fs::read(path).map_err(io(path))?;
         let page: Page =
             serde_json::from_slice(&bytes).map_err(|source| ConvertError::Page { path: path.clone(), source })?;
+        let number = page.number().ok_or_else(|| ConvertError::PageNumber { path: path.clone() })?;
+        dump.add(path, number, &page)?;
         for service in page.data {
             match services.get(&service.id) {
                 Some(seen) if *seen != service => {
@@ -149,6 +249,8 @@ pub fn convert(cfg: &ConvertConfig) -> Result<Report, ConvertError> {
             }
         }
     }
+
+    dump.check_complete(services.len())?;
 
     let mut organisations: BTreeMap<Uuid, (ImportOrganisation, String)> = BTreeMap::new();
     let mut locations: BTreeMap<Uuid, LocationRecord> = BTreeMap::new();
@@ -218,29 +320,20 @@ pub fn convert(cfg: &ConvertConfig) -> Result<Report, ConvertError> {
             id: org.id,
             name: org.name.clone(),
             slug: Some(org.slug.clone()),
-            description: String::new(),
-            url: String::new(),
-            phone: String::new(),
-            email: String::new(),
-            facebook: String::new(),
-            twitter: String::new(),
             is_claimed: org.is_claimed,
             published: true,
             last_edited: latest.clone(),
-            extra: Default::default(),
+            // The import carries no description, url, phone, email or social links.
+            ..OrganisationRecord::default()
         })
         .collect();
 
     std::fs::create_dir_all(&cfg.out).map_err(io(&cfg.out))?;
-    write_jsonl(&cfg.out.join("organisations.jsonl"), &org_lines)?;
-    write_jsonl(&cfg.out.join("locations.jsonl"), &locations.values().collect::<Vec<_>>())?;
-    write_jsonl(&cfg.out.join("services.jsonl"), &service_lines)?;
-    copy_or_write(cfg.categories.as_deref(), crate::sample::CATEGORIES_JSON, &cfg.out.join("categories.json"))?;
-    copy_or_write(
-        cfg.service_areas.as_deref(),
-        crate::sample::SERVICE_AREAS_JSON,
-        &cfg.out.join("service_areas.json"),
-    )?;
+    JsonLines::write_all(cfg.out.join(files::ORGANISATIONS), &org_lines)?;
+    JsonLines::write_all(cfg.out.join(files::LOCATIONS), locations.values())?;
+    JsonLines::write_all(cfg.out.join(files::SERVICES), &service_lines)?;
+    copy_or_write(cfg.categories.as_deref(), CATEGORIES_JSON, &cfg.out.join(files::CATEGORIES))?;
+    copy_or_write(cfg.service_areas.as_deref(), SERVICE_AREAS_JSON, &cfg.out.join(files::SERVICE_AREAS))?;
 
     let mut not_carried = vec![
         format!(
@@ -279,15 +372,6 @@ fn later(a: &str, b: &str) -> bool {
         (Ok(a), Ok(b)) => a > b,
         _ => false,
     }
-}
-
-fn write_jsonl<T: serde::Serialize>(path: &Path, records: &[T]) -> Result<(), ConvertError> {
-    let mut text = String::new();
-    for record in records {
-        text.push_str(&serde_json::to_string(record).expect("records serialise"));
-        text.push('\n');
-    }
-    std::fs::write(path, text).map_err(io(path))
 }
 
 fn copy_or_write(from: Option<&Path>, fixed: &str, to: &Path) -> Result<(), ConvertError> {

@@ -4,7 +4,7 @@
 //! CDN edge").
 //!
 //! `worker.js` is rendered from `templates/worker.js.j2` with the tables of [`crate::api`]
-//! and the fixed bodies of [`crate::routing`] (the same ones nginx and `svcdir serve`
+//! and the fixed bodies of [`crate::api::bodies`] (the same ones nginx and `svcdir serve`
 //! send), plus `wrangler.toml` to deploy it and `workerd.capnp` to run it locally with
 //! Cloudflare's open-source runtime. This module checks the options and writes the files;
 //! it runs nothing.
@@ -14,9 +14,8 @@ use std::path::{Path, PathBuf};
 use minijinja::{AutoEscape, Environment, context};
 use serde_json::json;
 
-use crate::api::{self, routes};
-use crate::routing::{self, METHOD_PLACEHOLDER};
-use crate::server::Format;
+use crate::api::bodies::{self, METHOD_PLACEHOLDER};
+use crate::api::{Format, headers, routes};
 
 /// Why the Worker could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -34,7 +33,7 @@ pub enum EdgeError {
     BadListen(String),
     /// A body could not be rendered (a bug).
     #[error("cannot render an error body: {0}")]
-    View(#[from] routing::ViewError),
+    View(#[from] bodies::ViewError),
     /// A template failed (a bug).
     #[error("template: {0}")]
     Template(#[from] minijinja::Error),
@@ -93,15 +92,15 @@ impl WorkerConfig {
         let lit = |v: serde_json::Value| v.to_string();
         let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
         let bodies = json!({
-            "invalid_page_json": text(routing::invalid_page_body(Format::Json)?),
-            "invalid_page_html": text(routing::invalid_page_body(Format::Html)?),
-            "not_allowed_json": text(routing::method_not_allowed_body(Format::Json)?),
-            "not_allowed_html": text(routing::method_not_allowed_body(Format::Html)?),
-            "bad_request_json": text(routing::bad_request_body()),
-            "not_found_json": crate::server::ApiError::NotFound.body().to_string(),
-            "unavailable_json": routes::UNAVAILABLE_BODY,
+            "invalid_page_json": text(bodies::invalid_page_body(Format::Json)?),
+            "invalid_page_html": text(bodies::invalid_page_body(Format::Html)?),
+            "not_allowed_json": text(bodies::method_not_allowed_body(Format::Json)?),
+            "not_allowed_html": text(bodies::method_not_allowed_body(Format::Html)?),
+            "bad_request_json": text(bodies::bad_request_body()),
+            "not_found_json": crate::api::ApiError::NotFound.body().to_string(),
+            "unavailable_json": crate::nginx::UNAVAILABLE,
         });
-        let common: Vec<[&str; 2]> = routes::COMMON_HEADERS.iter().map(|(k, v)| [*k, *v]).collect();
+        let common: Vec<[&str; 2]> = headers::COMMON.iter().map(|(k, v)| [*k, *v]).collect();
         let mut env = Environment::new();
         env.set_auto_escape_callback(|_| AutoEscape::None);
         env.add_template("worker.js.j2", include_str!("../templates/worker.js.j2"))?;
@@ -113,17 +112,24 @@ impl WorkerConfig {
             resource_folders => lit(json!(routes::resource_folders())),
             keyed_prefixes => lit(json!(routes::keyed_prefixes())),
             aliases => lit(json!(routes::aliases())),
-            import_folder => lit(json!(routes::IMPORT_FOLDER)),
+            paged_folders => lit(json!(routes::paged_folders())),
+            exact_files => lit(json!(routes::exact_files())),
+            last_page => lit(json!(crate::search::PageNumber::LAST)),
+            cors => lit(json!({
+                "methods": headers::CORS_ALLOW_METHODS,
+                "default_headers": headers::CORS_DEFAULT_ALLOW_HEADERS,
+                "max_age": headers::CORS_MAX_AGE,
+            })),
             errors_folder => lit(json!(routes::ERRORS_FOLDER)),
             allowed_methods => lit(json!(routes::ALLOWED_METHODS)),
             early_405_methods => lit(json!(routes::EARLY_405_METHODS)),
             common_headers => lit(json!(common)),
-            content_types => lit(json!({"json": crate::server::JSON, "html": crate::server::HTML})),
+            content_types => lit(json!({"json": headers::JSON, "html": headers::HTML})),
             cache => lit(json!({
-                "static": api::CACHE_STATIC,
-                "search": api::CACHE_SEARCH,
-                "error": api::CACHE_ERROR,
-                "none": api::CACHE_NONE,
+                "static": headers::CACHE_STATIC,
+                "search": headers::CACHE_SEARCH,
+                "error": headers::CACHE_ERROR,
+                "none": headers::CACHE_NONE,
             })),
             bodies => lit(bodies),
             method_placeholder => lit(json!(METHOD_PLACEHOLDER)),
@@ -206,7 +212,7 @@ mod tests {
         let js = cfg.worker_js().unwrap();
         assert!(js.contains(r#"const STATIC_ORIGIN_DEFAULT = "http://127.0.0.1:9000/bucket";"#), "{js}");
         assert!(js.contains(r#"["/api/v4/services","/api/v3/search"]"#));
-        assert!(js.contains(api::CACHE_STATIC) && js.contains("Invalid page."));
+        assert!(js.contains(headers::CACHE_STATIC) && js.contains("Invalid page."));
         assert!(!js.contains("{{") && !js.contains("{%"));
         let capnp = cfg.workerd_capnp();
         assert!(capnp.contains(r#"address = "127.0.0.1:8787""#) && capnp.contains(r#""local""#));

@@ -5,24 +5,29 @@
 
 pub mod api;
 pub mod build;
+pub mod changes;
 pub mod cli;
 pub mod compress;
 pub mod config;
 pub mod convert;
 pub mod edge;
+pub mod downloads;
 pub mod index;
 pub mod input;
 pub mod model;
 pub mod nginx;
 pub mod openapi;
+pub mod openreferral;
 pub mod preview;
 pub mod publish;
 pub mod render;
-pub mod routing;
+
 pub mod sample;
 pub mod schema;
 pub mod search;
 pub mod server;
+#[doc(hidden)]
+pub mod test_support;
 pub mod validate;
 pub mod views;
 pub mod write;

@@ -3,10 +3,10 @@
 //!
 //! The configuration is rendered from `templates/nginx.conf.j2`, embedded in the binary.
 //! This module owns checking the options, quoting every value for nginx, and the bodies
-//! that nginx answers from the configuration itself (they come from [`crate::routing`], so
+//! that nginx answers from the configuration itself (they come from [`crate::api`], so
 //! nginx and `svcdir serve` send the same bytes). It does not run nginx.
 //!
-//! Known differences from [`crate::routing::route`], all on requests no client of the API
+//! Known differences from [`crate::api::routing::route`], all on requests no client of the API
 //! sends: nginx 1.22 reads only the first of several `Accept` header lines (1.23 joins them);
 //! a parameter *name* written with `%` escapes (`%66ormat`) is not recognised, nor `page`
 //! digits written with `%` escapes; a `q` with more than six decimals or in exponent form
@@ -18,9 +18,12 @@ use std::path::{Path, PathBuf};
 
 use minijinja::{AutoEscape, Environment, context};
 
+use crate::api::Format;
+use crate::api::bodies::{self, METHOD_PLACEHOLDER};
+use crate::api::headers;
+use crate::api::routing::{self, V3_PATH, V4_PATH};
 use crate::render::paths;
-use crate::routing::{self, METHOD_PLACEHOLDER};
-use crate::server::{Format, V3_PATH, V4_PATH};
+use crate::search::PageNumber;
 
 /// Why no configuration could be made.
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +54,7 @@ pub enum NginxError {
     },
     /// A body could not be rendered.
     #[error("cannot render an error body: {0}")]
-    View(#[from] routing::ViewError),
+    View(#[from] bodies::ViewError),
     /// The template failed (a bug).
     #[error("template nginx.conf.j2: {0}")]
     Template(#[from] minijinja::Error),
@@ -103,18 +106,18 @@ impl NginxConfig {
         let public = public.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(public);
 
         let not_allowed = |format| -> Result<Vec<String>, NginxError> {
-            let template = routing::method_not_allowed_body(format)?;
+            let template = bodies::method_not_allowed_body(format)?;
             Ok(body_lines(405, &String::from_utf8_lossy(&template), Some(METHOD_PLACEHOLDER)))
         };
         let invalid_page = |format| -> Result<Vec<String>, NginxError> {
-            Ok(body_lines(404, &String::from_utf8_lossy(&routing::invalid_page_body(format)?), None))
+            Ok(body_lines(404, &String::from_utf8_lossy(&bodies::invalid_page_body(format)?), None))
         };
         let bodies = BTreeMap::from([
             ("invalid_page_json", invalid_page(Format::Json)?),
             ("invalid_page_html", invalid_page(Format::Html)?),
             ("not_allowed_json", not_allowed(Format::Json)?),
             ("not_allowed_html", not_allowed(Format::Html)?),
-            ("bad_request_json", body_lines(400, &String::from_utf8_lossy(&routing::bad_request_body()), None)),
+            ("bad_request_json", body_lines(400, &String::from_utf8_lossy(&bodies::bad_request_body()), None)),
             ("unavailable_json", body_lines(503, UNAVAILABLE, None)),
         ]);
         let search_paths: Vec<String> =
@@ -128,11 +131,23 @@ impl NginxConfig {
             daemon_off => self.daemon_off,
             search_paths => search_paths,
             import_folder => paths::IMPORT,
+            oruk_folder => crate::openreferral::FOLDER,
+            exact_files => routing::EXACT_FILES
+                .iter()
+                .map(|&(path, content_type, gzip)| context! { path => path, content_type => content_type, gzip => gzip })
+                .collect::<Vec<_>>(),
+            changes_folder => crate::changes::FOLDER,
+            oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
+            last_page => PageNumber::LAST,
             errors_folder => paths::ERRORS,
-            cache_static => quote(routing::CACHE_STATIC),
-            cache_search => quote(routing::CACHE_SEARCH),
-            cache_error => quote(routing::CACHE_ERROR),
-            cache_none => quote(routing::CACHE_NONE),
+            common_headers => headers::COMMON.iter().map(|&(name, value)| (name, quote(value))).collect::<Vec<_>>(),
+            cache_static => quote(headers::CACHE_STATIC),
+            cache_search => quote(headers::CACHE_SEARCH),
+            cache_error => quote(headers::CACHE_ERROR),
+            cache_none => quote(headers::CACHE_NONE),
+            cors_methods => quote(headers::CORS_ALLOW_METHODS),
+            cors_max_age => quote(headers::CORS_MAX_AGE),
+            cors_default_headers => quote(headers::CORS_DEFAULT_ALLOW_HEADERS),
             bodies => bodies,
         })?;
         Ok(format!("{}\n", text.trim()))

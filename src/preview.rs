@@ -1,14 +1,19 @@
 //! `svcdir serve`: the local preview, one process that answers as the nginx configuration
 //! plus `svcdir-search` do (behaviour.md, "The two programs").
 //!
-//! Every request goes through [`crate::routing::route`], the rules the nginx template
+//! Every request goes through [`crate::api::routing::route`], the rules the nginx template
 //! implements too: the two search paths are handed, under their normal form, to
 //! [`crate::server::app`]; everything else is a file of `public/` or one of the bodies of
-//! [`crate::routing`]. The headers are the search server's ([`server::standard_headers`]),
-//! plus the `Cache-Control` of [`routing::cache_control`] and gzip as nginx applies it.
+//! [`crate::api`]. The headers are the search server's ([`server::standard_headers`]),
+//! plus the `Cache-Control` of [`cache_control`] and gzip as nginx applies it.
 //! This module does not build anything and never writes to `public/`. Files are read per
 //! request, so a rebuild is served at once; the search index is held in a
 //! [`server::LiveState`] that SIGHUP reloads ([`server::reload`]), as in `svcdir-search`.
+//!
+//! A file answered 200 carries an `ETag`, the file's content hash as the build's
+//! `_manifest.json` records it (XXH3-128 hex, hashed here from the bytes read, so it is
+//! never stale), and `If-None-Match` with that tag is answered 304, as a CDN in front
+//! does; a gzipped answer's tag is weak (`W/`), as nginx makes it.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -17,18 +22,22 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use headers::HeaderMapExt;
 use tower::ServiceExt;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{Predicate, SizeAbove};
 
+use crate::api::bodies::{self, ViewError};
+use crate::api::headers::{HTML, JSON, Origin, cache_control};
+use crate::api::routing::{self, Answer, Missing, Route};
+use crate::api::{ApiError, Format};
 use crate::index::IndexError;
 use crate::render::paths;
-use crate::routing::{self, Answer, Missing, Origin, Route};
-use crate::server::{self, ApiError, AppState, Format, LiveState};
+use crate::server::{self, AppState, LiveState};
 
 /// Why the preview cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -46,7 +55,7 @@ pub enum PreviewError {
     Index(#[from] IndexError),
     /// A fixed body cannot be rendered (a bug).
     #[error("cannot render an error body: {0}")]
-    View(#[from] routing::ViewError),
+    View(#[from] ViewError),
 }
 
 /// A build and its search index, ready to serve.
@@ -80,10 +89,10 @@ impl Site {
         }
         let live = Arc::new(LiveState::new(Arc::new(AppState::read(index)?)));
         let bodies = Bodies {
-            invalid_page: [routing::invalid_page_body(Format::Json)?, routing::invalid_page_body(Format::Html)?],
+            invalid_page: [bodies::invalid_page_body(Format::Json)?, bodies::invalid_page_body(Format::Html)?],
             not_allowed: [
-                routing::method_not_allowed_body(Format::Json)?,
-                routing::method_not_allowed_body(Format::Html)?,
+                bodies::method_not_allowed_body(Format::Json)?,
+                bodies::method_not_allowed_body(Format::Html)?,
             ],
         };
         Ok(Site { public: public.to_owned(), live, bodies })
@@ -108,8 +117,10 @@ impl Site {
             .fallback(handle)
             .with_state(inner)
             .layer(middleware::map_response(server::standard_headers))
+            .layer(middleware::from_fn(server::cors_preflight))
             .layer(middleware::from_fn(mark_head))
             .layer(CompressionLayer::new().compress_when(SizeAbove::new(GZIP_MIN_LENGTH).and(NginxGzip)))
+            .layer(middleware::map_response(weaken_etag_when_encoded))
             .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| ApiError::Internal.into_response()))
     }
 }
@@ -137,7 +148,7 @@ async fn handle(State(inner): State<Arc<Inner>>, request: Request) -> Response {
         Route::Static(answer) => {
             let started = Instant::now();
             let method = request.method().clone();
-            let response = answer_static(&inner, &answer, &method).await;
+            let response = answer_static(&inner, &answer, &method, request.headers()).await;
             // The same event as the search server's access log (which logs the searches).
             let uri = request.uri();
             let bytes = server::body_bytes(&response);
@@ -155,38 +166,74 @@ async fn search(inner: &Inner, request: Request, path: &str) -> Response {
         None => path.to_owned(),
     };
     let Ok(uri) = target.parse::<Uri>() else {
-        return answer_bytes(StatusCode::BAD_REQUEST, Format::Json, routing::bad_request_body(), Origin::Static);
+        return answer_bytes(StatusCode::BAD_REQUEST, Format::Json, bodies::bad_request_body(), Origin::Static);
     };
     let (mut parts, body) = request.into_parts();
     parts.uri = uri;
     let Ok(mut response) = inner.search.clone().oneshot(Request::from_parts(parts, body)).await;
-    let cache = routing::cache_control(Origin::Search, response.status());
+    let cache = cache_control(Origin::Search, response.status());
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     response
 }
 
-async fn answer_static(inner: &Inner, answer: &Answer, method: &Method) -> Response {
+async fn answer_static(inner: &Inner, answer: &Answer, method: &Method, request: &HeaderMap) -> Response {
     let format = answer.format();
     match answer {
         Answer::File { path, missing, .. } => match read(&inner.public, path).await {
-            Ok(Some(bytes)) => answer_bytes(StatusCode::OK, format, bytes, Origin::Static),
+            Ok(Some(bytes)) => answer_file(format, bytes, request),
             Ok(None) => match missing {
                 Missing::NotFound => not_found(inner, format).await,
                 Missing::InvalidPage => invalid_page(inner, format),
             },
             Err(response) => response,
         },
+        Answer::Download { path, content_type } => match read(&inner.public, path).await {
+            Ok(Some(bytes)) => {
+                let cache = cache_control(Origin::Static, StatusCode::OK);
+                (StatusCode::OK, [(header::CONTENT_TYPE, *content_type), (header::CACHE_CONTROL, cache)], bytes)
+                    .into_response()
+            }
+            Ok(None) => not_found(inner, format).await,
+            Err(response) => response,
+        },
         Answer::NotFound(_) => not_found(inner, format).await,
         Answer::InvalidPage(_) => invalid_page(inner, format),
         Answer::MethodNotAllowed(_) => {
-            let body = routing::method_not_allowed_for(&inner.bodies.not_allowed[slot(format)], format, method);
+            let body = bodies::method_not_allowed_for(&inner.bodies.not_allowed[slot(format)], format, method);
             answer_bytes(StatusCode::METHOD_NOT_ALLOWED, format, body, Origin::Static)
         }
         Answer::Options(_) => answer_bytes(StatusCode::OK, format, Vec::new(), Origin::Static),
-        Answer::BadRequest => {
-            answer_bytes(StatusCode::BAD_REQUEST, format, routing::bad_request_body(), Origin::Static)
-        }
+        Answer::BadRequest => answer_bytes(StatusCode::BAD_REQUEST, format, bodies::bad_request_body(), Origin::Static),
     }
+}
+
+/// A file of the build, 200 with its `ETag`, or 304 when `If-None-Match` names that tag.
+fn answer_file(format: Format, bytes: Vec<u8>, request: &HeaderMap) -> Response {
+    let tag = format!("\"{}\"", crate::write::content_hash(&bytes));
+    let etag: headers::ETag = tag.parse().expect("a quoted hex string is an entity tag");
+    let unchanged = request.typed_get::<headers::IfNoneMatch>().is_some_and(|inm| !inm.precondition_passes(&etag));
+    let mut response = if unchanged {
+        let cache = cache_control(Origin::Static, StatusCode::OK);
+        (StatusCode::NOT_MODIFIED, [(header::CACHE_CONTROL, cache)]).into_response()
+    } else {
+        answer_bytes(StatusCode::OK, format, bytes, Origin::Static)
+    };
+    response.headers_mut().typed_insert(etag);
+    response
+}
+
+/// A compressed body is another representation: its tag becomes weak, as nginx's gzip
+/// makes it (a weak tag still matches `If-None-Match`, which compares weakly).
+async fn weaken_etag_when_encoded<B>(mut response: axum::http::Response<B>) -> axum::http::Response<B> {
+    let headers = response.headers_mut();
+    if headers.contains_key(header::CONTENT_ENCODING)
+        && let Some(tag) = headers.get(header::ETAG).and_then(|v| v.to_str().ok())
+        && !tag.starts_with("W/")
+        && let Ok(weak) = HeaderValue::from_str(&format!("W/{tag}"))
+    {
+        headers.insert(header::ETAG, weak);
+    }
+    response
 }
 
 fn invalid_page(inner: &Inner, format: Format) -> Response {
@@ -223,14 +270,10 @@ async fn read(public: &Path, rel: &str) -> Result<Option<Vec<u8>>, Response> {
 
 fn answer_bytes(status: StatusCode, format: Format, body: Vec<u8>, origin: Origin) -> Response {
     let content_type = match format {
-        Format::Json => server::JSON,
-        Format::Html => server::HTML,
+        Format::Json => JSON,
+        Format::Html => HTML,
     };
-    (
-        status,
-        [(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, routing::cache_control(origin, status))],
-        body,
-    )
+    (status, [(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, cache_control(origin, status))], body)
         .into_response()
 }
 

@@ -8,6 +8,8 @@
 
 use serde_json::{Value, json};
 
+use crate::model::AreaKind;
+
 /// The `$schema` of every document.
 pub const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
 
@@ -32,10 +34,6 @@ const UUID_LIKE_SLUG: &str = "^([0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}
 /// validator asserts formats.
 const RFC3339_PATTERN: &str =
     "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$";
-
-/// The five area types of `service_areas.json`, in the order of their numeric codes 0..4.
-pub const AREA_TYPES: [&str; 5] =
-    ["Country", "Region", "Local Authority", "Health Board", "Integration Authority (HSCP)"];
 
 /// File names of the schemas `svcdir schema --out DIR` writes, with their documents.
 pub fn all() -> Vec<(&'static str, Value)> {
@@ -194,7 +192,7 @@ pub fn service_areas() -> Value {
             "type": "object",
             "properties": {
                 "code": text(),
-                "type": { "enum": AREA_TYPES },
+                "type": { "enum": AreaKind::ALL.map(AreaKind::name) },
                 "name": text(),
             },
             "additionalProperties": false,

@@ -148,6 +148,18 @@ async fn q_every_word_must_match() {
 }
 
 #[tokio::test]
+async fn q_drops_stop_words() {
+    // Search 4: "for" and "the" are not required in the text; the other words still are.
+    assert_eq!(names("postcode=G2+1AL&q=park+for+the+walks").await, ["Park Strollers"]);
+    assert_eq!(names("postcode=G2+1AL&q=The+Park").await, names("postcode=G2+1AL&q=park").await);
+    assert!(names("postcode=G2+1AL&q=gentle+for+foodbank").await.is_empty(), "other words still count");
+    // Nothing left but stop words: as if there were no q.
+    let everything = names("postcode=G2+1AL&page_size=100").await;
+    assert_eq!(names("postcode=G2+1AL&page_size=100&q=to+be+or+not+to+be").await, everything);
+    assert_eq!(names("postcode=G2+1AL&page_size=100&q=for%2C+the%21").await, everything);
+}
+
+#[tokio::test]
 async fn q_is_stemmed() {
     // "walking" and the description's "walks" share the stem "walk".
     assert_eq!(names("postcode=G2+1AL&q=walking").await, ["Park Strollers"]);
@@ -267,6 +279,34 @@ async fn next_and_previous_v4() {
         [first, second, third].iter().flat_map(|p| p["data"].as_array().unwrap().clone()).collect();
     let whole = page("postcode=g2%201al&page_size=100").await.json();
     assert_eq!(&all, whole["data"].as_array().unwrap());
+}
+
+#[tokio::test]
+async fn page_last_is_the_last_page() {
+    let state = state_of(&directory());
+    let page = |q: &str| get(&state, format!("{V4}?{q}"));
+    // 12 results in pages of 5: the last page is page 3, links and all.
+    let last = page("postcode=g2%201al&page_size=5&page=last").await.json();
+    let third = page("postcode=g2%201al&page_size=5&page=3").await.json();
+    assert_eq!(last["data"], third["data"]);
+    assert_eq!(last["next"], json!(null));
+    assert_eq!(last["previous"], format!("{BASE}/api/v4/services/?page=2&page_size=5&postcode=g2+1al"));
+    // The last value of page counts, as for numbers; "last" is one spelling only.
+    assert_eq!(
+        page("postcode=G2+1AL&page=2&page=last").await.json()["data"],
+        page("postcode=G2+1AL&page=2").await.json()["data"]
+    );
+    for other in ["LAST", "last%20", "lastly"] {
+        assert_eq!(page(&format!("postcode=G2+1AL&page={other}")).await.status, 404, "{other}");
+    }
+    // An empty result: page=last is its page 1.
+    let empty = page("postcode=ZE1+0AA&radius=0&page=last").await;
+    assert_eq!(empty.status, 200);
+    assert_eq!(empty.json()["count"], 0);
+    // v3 too (pages of 10).
+    let v3 = get(&state, "/api/v3/search/?postcode=G2+1AL&page=last").await.json();
+    assert_eq!(v3["previous"], format!("{BASE}/api/v3/search/?postcode=G2+1AL"));
+    assert_eq!(v3["results"].as_array().unwrap().len(), 2);
 }
 
 #[tokio::test]

@@ -109,16 +109,32 @@ fn a_missing_index_exits_1_with_a_clear_message() {
 fn a_corrupt_or_foreign_index_exits_1() {
     let work = tempfile::tempdir().expect("temp dir");
     let good = std::fs::read(write_index(work.path())).expect("read");
+    // A byte flipped in the core (decoded at start-up) and one in the rendered results (read
+    // in place, never decoded): both caught by the checksum before anything is served.
+    let flipped = |at: usize| {
+        let mut bytes = good.clone();
+        bytes[at] ^= 0x01;
+        bytes
+    };
+    let core_len = u64::from_le_bytes(good[16..24].try_into().unwrap()) as usize;
+    // A file of the first format: the magic bytes, version 1, then postcard.
+    let old = [&good[..8], &1u32.to_le_bytes()[..], &good[12..]].concat();
     for (name, bytes, expected) in [
         ("foreign.idx", b"<html>not an index</html>".to_vec(), "not a svcdir search index"),
-        ("cut.idx", good[..good.len() / 2].to_vec(), "corrupt"),
+        ("cut.idx", good[..good.len() / 2].to_vec(), "cut short"),
+        ("cut-by-one.idx", good[..good.len() - 1].to_vec(), "cut short"),
+        ("header-only.idx", good[..20].to_vec(), "cut short"),
         ("future.idx", [&good[..8], &99u32.to_le_bytes()[..], &good[12..]].concat(), "format version 99"),
+        ("old.idx", old, "has format version 1, this program reads version 2"),
+        ("flipped-core.idx", flipped(48 + core_len / 2), "checksum does not match"),
+        ("flipped-result.idx", flipped(good.len() - 10), "checksum does not match"),
     ] {
         let path = work.path().join(name);
         std::fs::write(&path, bytes).expect("write");
         let (code, stderr) = run_to_exit(&["--index", path.to_str().unwrap(), "--listen", "127.0.0.1:0"]);
-        assert_eq!(code, Some(1), "{name}");
+        assert_eq!(code, Some(1), "{name}: {stderr}");
         assert!(stderr.contains(expected), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
     }
 }
 

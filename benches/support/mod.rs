@@ -73,27 +73,42 @@ impl Drop for Server {
 
 impl Server {
     pub fn start(index: &Path, log: PathBuf) -> Server {
-        let file = std::fs::File::create(&log).expect("log file");
+        Server::start_with(index, log, true).0
+    }
+
+    /// Starts the server on a free port; with `access_log` false, with its access log turned
+    /// off (`RUST_LOG=info,svcdir::access=off`). Also returns the time from
+    /// spawning the process to the first accepted TCP connection.
+    pub fn start_with(index: &Path, log: PathBuf, access_log: bool) -> (Server, Duration) {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+        let address = format!("127.0.0.1:{port}");
+        let stderr = Stdio::from(std::fs::File::create(&log).expect("log file"));
+        // The access log is its own tracing target: off alone, the rest of the log stays.
+        let filter = if access_log { "info" } else { "info,svcdir::access=off" };
+        let spawned = Instant::now();
         let child = Command::new(env!("CARGO_BIN_EXE_svcdir-search"))
-            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0", "--log-format", "text"])
+            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", &address, "--log-format", "text"])
+            .env("RUST_LOG", filter)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::from(file))
+            .stderr(stderr)
             .spawn()
             .expect("svcdir-search starts");
         let mut server = Server { child, address: String::new(), log };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while server.address.is_empty() {
+        let deadline = spawned + Duration::from_secs(60);
+        loop {
             assert!(Instant::now() < deadline, "server did not start: {}", server.log_text());
+            if std::net::TcpStream::connect(&address).is_ok() {
+                break;
+            }
             if let Ok(Some(status)) = server.child.try_wait() {
                 panic!("server exited with {status}: {}", server.log_text());
             }
-            if let Some(address) = server.log_text().split("listening on http://").nth(1) {
-                server.address = address.lines().next().unwrap_or("").trim().to_owned();
-            }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_micros(500));
         }
-        server
+        let ready = spawned.elapsed();
+        server.address = address;
+        (server, ready)
     }
 
     pub fn log_text(&self) -> String {
@@ -116,6 +131,11 @@ impl Server {
             .unwrap_or(f64::NAN)
     }
 
+    /// Private (anonymous) resident memory in MB (RssAnon).
+    pub fn rss_anon_mb(&self) -> f64 {
+        self.status_mb("RssAnon:")
+    }
+
     pub fn stop(mut self) -> Option<i32> {
         let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -126,6 +146,73 @@ impl Server {
             std::thread::sleep(Duration::from_millis(20));
         }
         None
+    }
+}
+
+/// nginx serving one static file, as the reference for the search server's figures (the
+/// same machine, the same client, the same run).
+pub struct Nginx {
+    pub child: Child,
+    pub address: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // SIGQUIT: graceful stop of the master and its workers.
+        let _ = Command::new("kill").args(["-QUIT", &self.child.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The nginx binary, if installed.
+pub fn nginx_binary() -> Option<PathBuf> {
+    ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].iter().map(PathBuf::from).find(|p| p.exists())
+}
+
+impl Nginx {
+    /// Serves `/answer.json` (`body`) on a free loopback port with one worker per core and
+    /// an access log written to a file, as a deployment would.
+    pub fn start(binary: &Path, body: &[u8]) -> Nginx {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("root");
+        std::fs::create_dir_all(&root).expect("root");
+        std::fs::write(root.join("answer.json"), body).expect("answer file");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+        let address = format!("127.0.0.1:{port}");
+        let p = dir.path().display();
+        let conf = format!(
+            "daemon off;\nworker_processes auto;\npid {p}/nginx.pid;\nerror_log {p}/error.log;\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{\n  access_log {p}/access.log;\n  client_body_temp_path {p}/tmp;\n  proxy_temp_path {p}/tmp;\n  \
+             fastcgi_temp_path {p}/tmp;\n  uwsgi_temp_path {p}/tmp;\n  scgi_temp_path {p}/tmp;\n  \
+             keepalive_requests 1000000;\n  types {{ application/json json; }}\n  \
+             server {{ listen {address}; root {root}; }}\n}}\n",
+            root = root.display()
+        );
+        std::fs::write(dir.path().join("nginx.conf"), conf).expect("nginx.conf");
+        let child = Command::new(binary)
+            .args(["-p", &dir.path().display().to_string(), "-c", &dir.path().join("nginx.conf").display().to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nginx starts");
+        let nginx = Nginx { child, address: address.clone(), dir };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(&address).is_err() {
+            assert!(Instant::now() < deadline, "nginx did not start");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        nginx
     }
 }
 

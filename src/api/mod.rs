@@ -1,20 +1,25 @@
-//! The HTTP contract of the deployed API, shared by every front end that serves a build:
-//! media types, cache policy and the metadata of published objects. `svcdir serve`
-//! (`crate::preview`), the nginx configuration (`crate::nginx`) and `svcdir publish`
-//! (`crate::publish`) read these tables instead of keeping copies of their own.
+//! The HTTP contract of the API, with no transport in it: which paths exist and what each
+//! answers ([`routing`], [`path`]), JSON or HTML ([`negotiate`]), the errors and their bodies
+//! ([`error`], [`bodies`]), and the headers and cache policy ([`headers`]); the URL space as
+//! tables for the Cloudflare Worker ([`routes`]) and the metadata of published objects
+//! ([`objects`], read by `svcdir publish`).
+//!
+//! Every front end answers from these rules: the search server (`crate::server`), the local
+//! preview (`crate::preview`), the generated nginx configuration (`crate::nginx`) and the
+//! generated Cloudflare Worker (`crate::edge`). A rule
+//! changes here, once; the end-to-end suite (`tests/e2e`) checks that they answer alike.
 
+pub mod bodies;
+pub mod error;
+pub mod headers;
+pub mod negotiate;
 pub mod objects;
+pub mod path;
 pub mod routes;
+pub mod routing;
 
-/// `Cache-Control` of a static 200 (and of OPTIONS on a static endpoint): the files change
-/// only when the site is rebuilt, so a CDN or browser may keep them for a while.
-pub const CACHE_STATIC: &str = "public, max-age=600";
-/// `Cache-Control` of a search 200: results change with every rebuild of the index.
-pub const CACHE_SEARCH: &str = "public, max-age=60";
-/// `Cache-Control` of a 400 or 404: short, so a fix or a rebuild shows up soon.
-pub const CACHE_ERROR: &str = "public, max-age=60";
-/// `Cache-Control` of anything else (405, 5xx): never stored.
-pub const CACHE_NONE: &str = "no-store";
+pub use error::ApiError;
+pub use negotiate::Format;
 
 /// The media types of the files of a build, by file extension (nginx's `types` block).
 pub const MEDIA_TYPES: [(&str, &str); 4] = [
@@ -48,9 +53,13 @@ mod tests {
     #[test]
     fn content_types_are_nginx_s() {
         assert_eq!(content_type("api/v4/categories/index.json"), "application/json");
-        assert_eq!(content_type("api/v4/categories/index.html"), "text/html; charset=utf-8");
-        assert_eq!(content_type("openreferral/data.json.gz"), "application/gzip");
-        assert_eq!(content_type("openreferral/data.zip"), "application/zip");
+        assert_eq!(content_type("api/v4/categories/index.html"), headers::HTML);
+        assert_eq!(content_type("downloads/services.ndjson.gz"), "application/gzip");
+        assert_eq!(content_type("downloads/openreferral-uk.zip"), "application/zip");
         assert_eq!(content_type("no-extension"), DEFAULT_MEDIA_TYPE);
+        // The downloads' own content types (routing::EXACT_FILES) agree with the table.
+        for (file, media, _) in routing::EXACT_FILES {
+            assert_eq!(content_type(file), media, "{file}");
+        }
     }
 }

@@ -2,7 +2,8 @@
 //! the `Content-Type` nginx would send for the file, the `Cache-Control` of the cache
 //! policy for the answer it makes, and `Content-Encoding` for a precompressed variant.
 
-use super::{CACHE_ERROR, CACHE_NONE, CACHE_STATIC, content_type};
+use super::{content_type, routes};
+use super::headers::{CACHE_ERROR, CACHE_NONE, CACHE_STATIC};
 use crate::render::paths;
 use crate::write::MANIFEST;
 
@@ -42,20 +43,28 @@ pub fn object_headers(path: &str, exists: impl Fn(&str) -> bool) -> ObjectHeader
 
 /// When an object is uploaded, as `(stage, order within the stage)`: a file goes before the
 /// lists that link to it (behaviour.md, "Publishing and the CDN edge"). Stage 0 holds the
-/// resources (services, organisations, the OpenAPI document, error pages); stage 1 the
-/// import's numbered pages, last page first (each links to the next); stage 2 the lists
-/// and the import's first page, which link into the stages before.
+/// resources (services, organisations, Open Referral objects, the OpenAPI documents, error
+/// pages, downloads); stage 1 the numbered pages of the paged lists ([`routes::paged_folders`]),
+/// highest first (each links to the next), `page/last` before them; stage 2 the list
+/// endpoints and the paged lists' first pages, which link into the stages before.
 pub fn upload_stage(path: &str) -> (u8, std::cmp::Reverse<u64>) {
     let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
-    let lists =
-        [paths::IMPORT, paths::CATEGORIES_V4, paths::SERVICE_AREAS_V4, paths::CATEGORIES_V3, paths::SERVICE_AREAS_V3];
-    if lists.contains(&folder) {
+    let paged = routes::paged_folders();
+    let lists = [paths::CATEGORIES_V4, paths::SERVICE_AREAS_V4, paths::CATEGORIES_V3, paths::SERVICE_AREAS_V3];
+    if lists.contains(&folder) || paged.iter().any(|p| p == folder) {
         return (2, std::cmp::Reverse(0));
     }
-    let page_prefix = paths::import_page(0);
-    let page_prefix = page_prefix.trim_end_matches('0');
-    if let Some(page) = folder.strip_prefix(page_prefix).and_then(|n| n.parse::<u64>().ok()) {
-        return (1, std::cmp::Reverse(page));
+    for list in &paged {
+        let page = folder.strip_prefix(list.as_str()).and_then(|rest| rest.strip_prefix("/page/"));
+        match page {
+            Some(crate::search::PageNumber::LAST) => return (1, std::cmp::Reverse(u64::MAX)),
+            Some(n) => {
+                if let Ok(n) = n.parse::<u64>() {
+                    return (1, std::cmp::Reverse(n));
+                }
+            }
+            None => {}
+        }
     }
     (0, std::cmp::Reverse(0))
 }
@@ -87,6 +96,9 @@ mod tests {
             "api/v4/categories/index.html",
             "api/v4/import/page/10/index.json",
             "api/v4/import/page/2/index.json.gz",
+            "api/v4/import/page/last/index.json",
+            "changes/page/2/index.json",
+            "changes/index.json",
             "api/v4/services/abc/index.json",
             "_errors/404.json",
         ];
@@ -96,11 +108,14 @@ mod tests {
             [
                 "_errors/404.json",
                 "api/v4/services/abc/index.json",
+                "api/v4/import/page/last/index.json",
                 "api/v4/import/page/10/index.json",
                 "api/v4/import/page/2/index.json.gz",
+                "changes/page/2/index.json",
                 "api/v4/import/page/1/index.json",
                 "api/v4/categories/index.html",
                 "api/v4/import/index.json",
+                "changes/index.json",
             ]
         );
     }

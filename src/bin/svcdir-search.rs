@@ -38,9 +38,8 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
     let (index, dir) = (state.index(), state.index().directory());
     tracing::info!(
         path = %args.index.display(),
-        services = dir.services.len(),
-        organisations = dir.organisations.len(),
-        locations = dir.locations.len(),
+        services = index.service_count(),
+        locations = index.location_count(),
         postcodes = dir.postcodes.postcodes.len(),
         words = index.term_count(),
         index_hash = state.index_hash(),
@@ -63,7 +62,7 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
     server::reload::reload_on_sighup(live.clone(), args.index.clone(), base_url, Some(telemetry.clone()))
         .context("cannot listen for SIGHUP")?;
 
-    let listener = tokio::net::TcpListener::bind(&args.listen)
+    let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr().context("cannot read the listening address")?;

@@ -60,7 +60,10 @@ fn build(args: BuildArgs) -> ExitCode {
         let bar = bar.lock().expect("progress bar lock");
         match event {
             Progress::Stage(stage) => bar.set_message(stage),
-            Progress::Jobs(n) => bar.set_length(n as u64),
+            Progress::Jobs(n) => {
+                bar.set_style(pages_style());
+                bar.set_length(n as u64);
+            }
             Progress::JobDone => bar.inc(1),
         }
     };
@@ -167,19 +170,35 @@ fn progress_bar(quiet: bool) -> Mutex<ProgressBar> {
     let bar = if quiet || !std::io::stderr().is_terminal() {
         ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
     } else {
-        let bar = ProgressBar::new(0);
-        bar.set_style(
-            ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} pages ({eta})")
-                .expect("valid template")
-                .progress_chars("=> "),
-        );
+        // A spinner with the stage until the number of pages is known: never "0/0".
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
         bar
     };
     Mutex::new(bar)
 }
 
+/// The bar once the number of pages is known.
+fn pages_style() -> ProgressStyle {
+    ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} pages ({eta})")
+        .expect("valid template")
+        .progress_chars("=> ")
+}
+
 fn validate(args: ValidateArgs) -> ExitCode {
     match svcdir::validate::load_directory(&args.input) {
+        Ok(dir) if args.json => {
+            let summary = serde_json::json!({
+                "ok": true,
+                "services": dir.services.len(),
+                "organisations": dir.organisations.len(),
+                "locations": dir.locations.len(),
+                "postcodes": dir.postcodes.postcodes.len(),
+            });
+            println!("{summary}");
+            ExitCode::SUCCESS
+        }
         Ok(dir) => {
             println!(
                 "{} is valid: {} published services, {} organisations, {} locations, {} live postcodes",
@@ -192,6 +211,9 @@ fn validate(args: ValidateArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(errors) => {
+            if args.json {
+                println!("{}", json_failure(&errors.errors.iter().map(data_error).collect::<Vec<_>>(), errors.more));
+            }
             eprint!("error: {errors}");
             ExitCode::from(EXIT_FAILURE)
         }
@@ -325,7 +347,7 @@ async fn run_preview(args: ServeArgs) -> anyhow::Result<()> {
     #[cfg(unix)]
     svcdir::server::reload::reload_on_sighup(site.live(), args.index.clone(), None, None)
         .context("cannot listen for SIGHUP")?;
-    let listener = tokio::net::TcpListener::bind(&args.listen)
+    let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let address = listener.local_addr().context("cannot read the listening address")?;

@@ -3,35 +3,52 @@
 //! It owns the index's contents and its file format; it does not parse requests or decide
 //! which services match (that is `search`). [`SearchIndex::build`] is called by
 //! `svcdir build` on the same [`Directory`] and [`Publication`] the static files come from,
-//! so search results are rendered with the same views and say the same things.
+//! and renders every service's search result with the same views, so search results say
+//! the same things as the static files.
 //!
-//! # File format
-//! `MAGIC` (8 bytes), the format version (`u32`, little-endian), then one postcard value:
-//! the publication, the directory and the stored text index. Everything else (the R-tree,
-//! per-service location vectors, area posting lists, ...) is cheap to derive and is rebuilt
-//! on load, which keeps the file small and the format simple. After decoding, every index
-//! that a request could follow is checked, so a damaged file is refused at start-up instead
-//! of panicking on some request. Bump [`FORMAT_VERSION`] whenever the encoded shape changes
-//! (including any change to the model's serde shape).
+//! # File format (version 2)
+//! A 48-byte header: `MAGIC` (8 bytes), the format version (`u32`), 4 zero bytes, the
+//! lengths of the two sections (`u64` each), the XXH3-64 checksum of everything after the
+//! header (`u64`) and 8 zero bytes; all little-endian. Then:
+//! 1. the core, one postcard value: the publication, the directory without its services,
+//!    organisations and locations (what parameters are checked against: postcodes,
+//!    categories, service areas), the text index, and per service only what matching and
+//!    ordering read (areas, categories, locations, rank in name order), with the locations'
+//!    points. It is decoded at start-up (a few MB at 100,000 services);
+//! 2. the rendered results, read in place from a memory map and never decoded: the JSON of
+//!    every service as a v4 search result, then as a v3 one, and before them the
+//!    `2 × services + 1` byte offsets (`u64`) that cut them apart.
+//!
+//! The structures derived from the core (R-trees, service sets) are rebuilt on load. A
+//! file whose header, lengths or checksum do not hold, or whose core refers to anything
+//! that does not exist, is refused at start-up, never served. Bump [`FORMAT_VERSION`]
+//! whenever the encoded shape changes (including any change to the model's serde shape).
 
+pub mod sets;
 pub mod spatial;
 pub mod text;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{AreaIx, CategoryIx, Directory, ServiceIx};
+use crate::model::{AreaIx, CategoryIx, Directory, LocationIx, Point, PostcodeDirectory, ServiceIx};
+use crate::search::ApiVersion;
 use crate::views::Publication;
+use crate::views::v3::ServiceV3;
+use crate::views::v4::{ServiceContext, ServiceView};
+use sets::ServiceSet;
 use spatial::{SpatialIndex, UnitVector, unit_vector};
 use text::{TextIndex, TextLookup};
 
 /// First bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"SVCDIDX\0";
 /// Version of the encoding written after the magic bytes.
-pub const FORMAT_VERSION: u32 = 1;
-const HEADER_LEN: usize = MAGIC.len() + 4;
+pub const FORMAT_VERSION: u32 = 2;
+/// Bytes before the core.
+pub const HEADER_LEN: usize = 48;
 
 /// Why an index could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -130,146 +147,358 @@ impl<T> Csr<T> {
     }
 }
 
-/// A service of an area and one of its locations' points ([`NO_POINT`] when it has none).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct AreaEntry {
-    pub(crate) service: ServiceIx,
-    pub(crate) point: UnitVector,
+/// What the index keeps of a service besides its rendered results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct StoredService {
+    areas: Vec<AreaIx>,
+    categories: Vec<CategoryIx>,
+    locations: Vec<LocationIx>,
+    /// Position in (name, id) order: the last two keys of Search 7 as one integer.
+    name_rank: u32,
 }
 
-/// The point of a service without locations: NaN, which `f64::min` ignores, so the
-/// service's distance key stays infinite.
-pub(crate) const NO_POINT: UnitVector = [f64::NAN; 3];
+/// The core section: what is decoded at start-up.
+#[derive(Debug, Serialize, Deserialize)]
+struct Core {
+    publication: Publication,
+    /// Postcodes, categories and service areas only.
+    directory: Directory,
+    text: TextIndex,
+    services: Vec<StoredService>,
+    location_points: Vec<Point>,
+}
 
-/// Everything a search needs: the directory itself (results are rendered from it with the
-/// static build's views), the publication, and the structures that make a search fast.
+/// The bytes of an index file, owned or mapped.
+enum Backing {
+    Owned(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl std::fmt::Debug for Backing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Backing::Owned(bytes) => write!(f, "Owned({} bytes)", bytes.len()),
+            Backing::Mapped(map) => write!(f, "Mapped({} bytes)", map.len()),
+        }
+    }
+}
+
+impl std::ops::Deref for Backing {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Backing::Owned(bytes) => bytes,
+            Backing::Mapped(map) => map,
+        }
+    }
+}
+
+/// Everything a search needs: the publication, the parts of the directory that requests
+/// are checked against, the structures that make a search fast, and every service's
+/// rendered result, read in place from the file.
 #[derive(Debug)]
 pub struct SearchIndex {
+    /// Postcodes, categories and service areas (no services, organisations or locations:
+    /// results are the rendered bytes).
     pub(crate) directory: Directory,
     pub(crate) publication: Publication,
     pub(crate) text: TextLookup,
     /// Locations of area-less services.
     pub(crate) spatial: SpatialIndex,
+    /// Each location's point, for the exact radius rule.
+    pub(crate) location_points: Vec<Point>,
     /// Unit vectors of each service's locations, for its distance key.
     pub(crate) service_points: Csr<UnitVector>,
     /// Services without service areas at each location: the only ones a location within
     /// the radius can make match (see [`SpatialIndex`]).
     pub(crate) location_services: Csr<ServiceIx>,
-    /// Services in each service area, ascending, with the points of their locations inline:
-    /// the areas of a postcode list thousands of services at 100,000, and reading their
-    /// points in sequence is much faster than looking each one up.
-    pub(crate) area_entries: Csr<AreaEntry>,
-    /// Each service's categories and areas, compact: filtering candidates reads these
-    /// instead of the large `Service` records, which would miss the cache on every one.
-    pub(crate) service_categories: Csr<CategoryIx>,
-    pub(crate) service_areas: Csr<AreaIx>,
-    /// Whether each service has an area of kind Country or Region (Search 6).
-    pub(crate) national: Vec<bool>,
     /// Each service's position in (name, id) order: the last two keys of Search 7 as one
     /// integer, so that ordering never touches the strings.
     pub(crate) name_rank: Vec<u32>,
     /// Service area by code.
     pub(crate) area_by_code: HashMap<String, AreaIx>,
+    /// The services of each service area, as a set: a postcode's matches by area are the
+    /// union of a few of these.
+    pub(crate) area_sets: Vec<ServiceSet>,
+    /// The services tagged with each category node itself (not its subtree).
+    pub(crate) category_sets: Vec<ServiceSet>,
+    /// Services with an area of kind Country or Region (Search 6), as a set.
+    pub(crate) national_set: ServiceSet,
+    /// Services with at least one location.
+    pub(crate) located_set: ServiceSet,
+    /// Every location of any service: results are taken from it nearest first.
+    pub(crate) nearest: SpatialIndex,
+    /// Every service at each location.
+    pub(crate) services_at: Csr<ServiceIx>,
+    /// Services without locations, in (name, id) order: the order in which they follow
+    /// the located ones when there is no `q` (Search 7).
+    pub(crate) unlocated_by_name: Vec<ServiceIx>,
+    /// The whole file; the rendered section starts at `rendered_at`.
+    file: Backing,
+    rendered_at: usize,
+    /// Number of services.
+    services: usize,
+    /// [`crate::write::content_hash`] of the file.
+    content_hash: String,
 }
 
-/// The encoded body, borrowed for writing.
-#[derive(Serialize)]
-struct StoredRef<'a> {
-    publication: &'a Publication,
-    directory: &'a Directory,
-    text: &'a TextIndex,
+/// Renders every service's result as JSON: all the v4 ones, then all the v3 ones, with the
+/// offsets that cut them apart before them.
+fn render_results(dir: &Directory, publication: &Publication) -> Vec<u8> {
+    let render = |ix: usize| -> Vec<u8> {
+        let service = &dir.services[ix % dir.services.len()];
+        let rendered = if ix < dir.services.len() {
+            serde_json::to_vec(&ServiceView::new(dir, publication, service, ServiceContext::List))
+        } else {
+            serde_json::to_vec(&ServiceV3::new(dir, service))
+        };
+        rendered.expect("a view serialises: plain strings, numbers and lists")
+    };
+    let parts: Vec<Vec<u8>> = (0..2 * dir.services.len()).into_par_iter().map(render).collect();
+    let table = 8 * (parts.len() + 1);
+    let mut out = Vec::with_capacity(table + parts.iter().map(Vec::len).sum::<usize>());
+    let mut offset = 0u64;
+    out.extend_from_slice(&offset.to_le_bytes());
+    for part in &parts {
+        offset += part.len() as u64;
+        out.extend_from_slice(&offset.to_le_bytes());
+    }
+    for part in parts {
+        out.extend_from_slice(&part);
+    }
+    out
 }
 
-/// The encoded body, owned for reading.
-#[derive(Deserialize)]
-struct Stored {
-    publication: Publication,
-    directory: Directory,
-    text: TextIndex,
+/// The core of a directory.
+fn core_of(dir: &Directory, publication: &Publication) -> Core {
+    let mut by_name: Vec<u32> = (0..dir.services.len() as u32).collect();
+    by_name.sort_unstable_by(|&a, &b| {
+        let (a, b) = (&dir.services[a as usize], &dir.services[b as usize]);
+        a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id))
+    });
+    let mut name_rank = vec![0u32; by_name.len()];
+    for (rank, &ix) in by_name.iter().enumerate() {
+        name_rank[ix as usize] = rank as u32;
+    }
+    Core {
+        publication: publication.clone(),
+        directory: Directory {
+            organisations: Vec::new(),
+            services: Vec::new(),
+            locations: Vec::new(),
+            categories: dir.categories.clone(),
+            service_areas: dir.service_areas.clone(),
+            postcodes: PostcodeDirectory { postcodes: dir.postcodes.postcodes.clone() },
+        },
+        text: TextIndex::build(dir),
+        services: dir
+            .services
+            .iter()
+            .zip(&name_rank)
+            .map(|(s, &name_rank)| StoredService {
+                areas: s.service_areas.clone(),
+                categories: s.categories.clone(),
+                locations: s.locations.clone(),
+                name_rank,
+            })
+            .collect(),
+        location_points: dir.locations.iter().map(|l| l.point).collect(),
+    }
+}
+
+/// The whole file of a directory's index.
+fn encode(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexError> {
+    let core = postcard::to_allocvec(&core_of(dir, publication))?;
+    let rendered = render_results(dir, publication);
+    let mut bytes = Vec::with_capacity(HEADER_LEN + core.len() + rendered.len());
+    bytes.extend_from_slice(&MAGIC);
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&[0; 4]);
+    bytes.extend_from_slice(&(core.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&(rendered.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&[0; 16]);
+    bytes.extend_from_slice(&core);
+    bytes.extend_from_slice(&rendered);
+    let checksum = checksum(&bytes[HEADER_LEN..]);
+    bytes[32..40].copy_from_slice(&checksum.to_le_bytes());
+    Ok(bytes)
+}
+
+/// XXH3-64 of the body: the header's checksum.
+fn checksum(body: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(body)
+}
+
+/// Bytes hashed between two releases in [`Sums::of`].
+const CHUNK: usize = 4 << 20;
+
+/// The header's checksum and the file's content hash, in one pass over the file.
+struct Sums {
+    /// XXH3-64 of everything after the header.
+    body: u64,
+    /// [`crate::write::content_hash`] of the whole file (what the build's manifest records).
+    content: String,
+}
+
+impl Sums {
+    /// Hashes `file` in chunks, calling `release` with each chunk once it is hashed.
+    fn of(file: &[u8], release: &(dyn Fn(&[u8]) + Sync)) -> Sums {
+        let mut body = xxhash_rust::xxh3::Xxh3::new();
+        let mut content = xxhash_rust::xxh3::Xxh3::new();
+        let mut at = 0;
+        while at < file.len() {
+            let chunk = &file[at..file.len().min(at + CHUNK)];
+            content.update(chunk);
+            let from = HEADER_LEN.saturating_sub(at).min(chunk.len());
+            body.update(&chunk[from..]);
+            release(chunk);
+            at += chunk.len();
+        }
+        Sums { body: body.digest(), content: format!("{:032x}", content.digest128()) }
+    }
 }
 
 impl SearchIndex {
-    /// Builds the index of a validated directory.
+    /// Builds the index of a validated directory (in memory, exactly as written).
     pub fn build(dir: &Directory, publication: &Publication) -> SearchIndex {
-        let text = TextIndex::build(dir);
-        SearchIndex::derive(dir.clone(), publication.clone(), text)
+        let bytes = encode(dir, publication).expect("an index in memory encodes");
+        SearchIndex::open(Backing::Owned(bytes), Path::new("(built in memory)"))
+            .expect("a freshly encoded index passes its own checks")
     }
 
-    fn derive(directory: Directory, publication: Publication, text: TextIndex) -> SearchIndex {
-        let dir = &directory;
-        let service_points = Csr::from_pairs(
-            dir.services.len(),
-            dir.services.iter().enumerate().flat_map(|(ix, s)| {
-                s.locations.iter().map(move |&l| (ix, unit_vector(dir.locations[l as usize].point)))
-            }),
+    /// Checks the file and derives the query structures from its core. Hashing the whole
+    /// file (one core) and decoding and preparing the core (the other) run side by side;
+    /// nothing is returned unless the checksum holds.
+    fn open(file: Backing, path: &Path) -> Result<SearchIndex, IndexError> {
+        let release = |chunk: &[u8]| {
+            if let Backing::Mapped(map) = &file {
+                let offset = chunk.as_ptr() as usize - map.as_ptr() as usize;
+                // SAFETY: the map is read-only and shared, and its file is never written in
+                // place (see `read`): after MADV_DONTNEED a page reads the same bytes again
+                // from the file. No other borrow of these pages is alive during the checksum.
+                // Dropping the pages checked leaves in memory only those requests read, so
+                // checking the whole file at start-up does not count it all as resident.
+                let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, chunk.len()) };
+            }
+        };
+        let (core_len, checksum_stored) = check_header(&file, path)?;
+        let rendered_at = HEADER_LEN + core_len;
+        let corrupt = |reason: String| IndexError::Corrupt { path: path.to_path_buf(), reason };
+        let (sums, prepared) = rayon::join(
+            || Sums::of(&file, &release),
+            || -> Result<SearchIndex, IndexError> {
+                let core: Core =
+                    postcard::from_bytes(&file[HEADER_LEN..rendered_at]).map_err(|e| corrupt(e.to_string()))?;
+                check_core(&core).map_err(corrupt)?;
+                check_rendered(&file[rendered_at..], core.services.len()).map_err(corrupt)?;
+                Ok(SearchIndex::derive(core, rendered_at))
+            },
         );
+        // The checksum first: a damaged file is reported as such, whatever decoding made of it.
+        if sums.body != checksum_stored {
+            return Err(corrupt(format!(
+                "its checksum does not match its contents (stored {checksum_stored:016x}, computed {:016x})",
+                sums.body
+            )));
+        }
+        let mut index = prepared?;
+        index.file = file;
+        index.content_hash = sums.content;
+        Ok(index)
+    }
+
+    /// The query structures of a checked core; the file is set by the caller.
+    fn derive(core: Core, rendered_at: usize) -> SearchIndex {
+        let Core { publication, directory, text, services: stored, location_points } = core;
+        let services = stored.len();
+        let units: Vec<UnitVector> = location_points.iter().map(|&p| unit_vector(p)).collect();
+        let service_points = Csr::from_pairs(
+            services,
+            stored.iter().enumerate().flat_map(|(ix, s)| s.locations.iter().map(move |&l| (ix, l))),
+        );
+        let service_points = Csr {
+            start: service_points.start,
+            items: service_points.items.iter().map(|&l: &LocationIx| units[l as usize]).collect(),
+        };
         let location_services = Csr::from_pairs(
-            dir.locations.len(),
-            dir.services
+            location_points.len(),
+            stored
                 .iter()
                 .enumerate()
-                .filter(|(_, s)| s.service_areas.is_empty())
+                .filter(|(_, s)| s.areas.is_empty())
                 .flat_map(|(ix, s)| s.locations.iter().map(move |&l| (l as usize, ix as ServiceIx))),
         );
-        // One entry per (area, service, location), or per (area, service) for a service
-        // without locations, in service order within each area.
-        let area_entries = Csr::from_pairs(
-            dir.service_areas.len(),
-            dir.services.iter().enumerate().flat_map(|(ix, s)| {
-                let points: Vec<UnitVector> = if s.locations.is_empty() {
-                    vec![NO_POINT]
-                } else {
-                    s.locations.iter().map(|&l| unit_vector(dir.locations[l as usize].point)).collect()
-                };
-                s.service_areas.iter().flat_map(move |&a| {
-                    points
-                        .clone()
-                        .into_iter()
-                        .map(move |point| (a as usize, AreaEntry { service: ix as ServiceIx, point }))
-                })
-            }),
+        let services_at = Csr::from_pairs(
+            location_points.len(),
+            stored
+                .iter()
+                .enumerate()
+                .flat_map(|(ix, s)| s.locations.iter().map(move |&l| (l as usize, ix as ServiceIx))),
         );
-        let service_categories = Csr::from_pairs(
-            dir.services.len(),
-            dir.services.iter().enumerate().flat_map(|(ix, s)| s.categories.iter().map(move |&c| (ix, c))),
-        );
-        let service_areas = Csr::from_pairs(
-            dir.services.len(),
-            dir.services.iter().enumerate().flat_map(|(ix, s)| s.service_areas.iter().map(move |&a| (ix, a))),
-        );
-        let national = dir
-            .services
-            .iter()
-            .map(|s| s.service_areas.iter().any(|&a| dir.service_areas[a as usize].kind.is_national()))
-            .collect();
-        let area_by_code = dir.service_areas.iter().enumerate().map(|(ix, a)| (a.code.clone(), ix as AreaIx)).collect();
-        let spatial = SpatialIndex::build(dir);
-        let mut by_name: Vec<u32> = (0..dir.services.len() as u32).collect();
-        by_name.sort_unstable_by(|&a, &b| {
-            let (a, b) = (&dir.services[a as usize], &dir.services[b as usize]);
-            a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id))
-        });
-        let mut name_rank = vec![0u32; by_name.len()];
-        for (rank, &ix) in by_name.iter().enumerate() {
-            name_rank[ix as usize] = rank as u32;
+        let mut area_sets = vec![ServiceSet::empty(services); directory.service_areas.len()];
+        let mut category_sets = vec![ServiceSet::empty(services); directory.categories.nodes.len()];
+        let mut national_set = ServiceSet::empty(services);
+        let mut located_set = ServiceSet::empty(services);
+        for (ix, s) in stored.iter().enumerate() {
+            let ix = ix as ServiceIx;
+            for &a in &s.areas {
+                area_sets[a as usize].insert(ix);
+                if directory.service_areas[a as usize].kind.is_national() {
+                    national_set.insert(ix);
+                }
+            }
+            for &c in &s.categories {
+                category_sets[c as usize].insert(ix);
+            }
+            if !s.locations.is_empty() {
+                located_set.insert(ix);
+            }
         }
+        let name_rank: Vec<u32> = stored.iter().map(|s| s.name_rank).collect();
+        let mut unlocated_by_name: Vec<ServiceIx> =
+            (0..services as ServiceIx).filter(|&ix| stored[ix as usize].locations.is_empty()).collect();
+        unlocated_by_name.sort_unstable_by_key(|&ix| name_rank[ix as usize]);
+        let area_by_code =
+            directory.service_areas.iter().enumerate().map(|(ix, a)| (a.code.clone(), ix as AreaIx)).collect();
+        // Each location once, in location order.
+        let points_of = |keep: &dyn Fn(&StoredService) -> bool| {
+            let mut wanted = vec![false; units.len()];
+            for s in stored.iter().filter(|s| keep(s)) {
+                for &l in &s.locations {
+                    wanted[l as usize] = true;
+                }
+            }
+            wanted.iter().enumerate().filter(|(_, w)| **w).map(|(l, _)| (units[l], l as LocationIx)).collect::<Vec<_>>()
+        };
+        let area_less = points_of(&|s| s.areas.is_empty());
+        let all = points_of(&|_| true);
+        let (spatial, nearest) = rayon::join(|| SpatialIndex::of_points(area_less), || SpatialIndex::of_points(all));
         SearchIndex {
-            name_rank,
-            text: TextLookup::new(text),
-            spatial,
-            service_points,
-            location_services,
-            area_entries,
-            service_categories,
-            service_areas,
-            national,
-            area_by_code,
             directory,
             publication,
+            text: TextLookup::new(text),
+            spatial,
+            location_points,
+            service_points,
+            location_services,
+            name_rank,
+            area_by_code,
+            area_sets,
+            category_sets,
+            national_set,
+            located_set,
+            nearest,
+            services_at,
+            unlocated_by_name,
+            file: Backing::Owned(Vec::new()),
+            rendered_at,
+            services,
+            content_hash: String::new(),
         }
     }
 
-    /// The directory the index was built from.
+    /// The directory's postcodes, categories and service areas (its services,
+    /// organisations and locations are not kept: results are read as rendered bytes).
     pub fn directory(&self) -> &Directory {
         &self.directory
     }
@@ -277,6 +506,22 @@ impl SearchIndex {
     /// The publication recorded at build time (base URL, site URL, licence, attribution).
     pub fn publication(&self) -> &Publication {
         &self.publication
+    }
+
+    /// [`crate::write::content_hash`] of the index file (what the build's manifest records),
+    /// worked out when the index was checked.
+    pub fn content_hash(&self) -> &str {
+        &self.content_hash
+    }
+
+    /// Number of services.
+    pub fn service_count(&self) -> usize {
+        self.services
+    }
+
+    /// Number of locations.
+    pub fn location_count(&self) -> usize {
+        self.location_points.len()
     }
 
     /// Number of distinct indexed words.
@@ -289,36 +534,57 @@ impl SearchIndex {
         self.spatial.len()
     }
 
-    /// The encoded file: header, then postcard.
+    /// The JSON of service `ix` as a search result of `version`, rendered at build time
+    /// (empty for an index out of range).
+    pub fn rendered(&self, version: ApiVersion, ix: ServiceIx) -> &[u8] {
+        let k = ix as usize + if version == ApiVersion::V3 { self.services } else { 0 };
+        let rendered = &self.file[self.rendered_at..];
+        let offset = |k: usize| -> usize {
+            rendered
+                .get(8 * k..8 * k + 8)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map_or(0, |b| u64::from_le_bytes(b) as usize)
+        };
+        let text = 8 * (2 * self.services + 1);
+        rendered.get(text + offset(k)..text + offset(k + 1)).unwrap_or(&[])
+    }
+
+    /// The encoded file.
     pub fn to_bytes(&self) -> Result<Vec<u8>, IndexError> {
-        encode(&StoredRef { publication: &self.publication, directory: &self.directory, text: self.text.stored() })
+        Ok(self.file.to_vec())
     }
 
     /// Writes the index of a directory straight from the borrowed model, without building
-    /// the query structures or a second copy of the directory: what `svcdir build` does.
+    /// the query structures: what `svcdir build` does.
     pub fn write_directory(dir: &Directory, publication: &Publication, path: &Path) -> Result<(), IndexError> {
-        let text = TextIndex::build(dir);
-        write_file(path, &encode(&StoredRef { publication, directory: dir, text: &text })?)
+        write_file(path, &encode(dir, publication)?)
     }
 
     /// Decodes and checks an encoded index; `path` only names the source in errors.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SearchIndex, IndexError> {
-        let stored = decode(bytes, path)?;
-        Ok(SearchIndex::derive(stored.directory, stored.publication, stored.text))
+        SearchIndex::open(Backing::Owned(bytes.to_vec()), path)
     }
 
     /// Writes the index to `path`: into a temporary file beside it, then renamed over it, so
     /// that a reader never sees half a file. Creates the parent directory when missing.
     pub fn write(&self, path: &Path) -> Result<(), IndexError> {
-        write_file(path, &self.to_bytes()?)
+        write_file(path, &self.file)
     }
-}
 
-fn encode(stored: &StoredRef<'_>) -> Result<Vec<u8>, IndexError> {
-    let mut bytes = Vec::with_capacity(HEADER_LEN + 1024);
-    bytes.extend_from_slice(&MAGIC);
-    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    Ok(postcard::to_extend(stored, bytes)?)
+    /// Reads an index written by [`SearchIndex::write`]: maps the file, checks it, and
+    /// decodes only its core; the rendered results are read in place.
+    pub fn read(path: &Path) -> Result<SearchIndex, IndexError> {
+        let file = std::fs::File::open(path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => IndexError::Missing { path: path.to_path_buf() },
+            _ => IndexError::Read { path: path.to_path_buf(), source },
+        })?;
+        // SAFETY: the map is read-only and private to this process. `svcdir build` never
+        // writes into an index file in place: it writes a temporary file and renames it over
+        // the old one, so the inode mapped here keeps its bytes while it is mapped.
+        let map = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|source| IndexError::Read { path: path.to_path_buf(), source })?;
+        SearchIndex::open(Backing::Mapped(map), path)
+    }
 }
 
 /// Replaces the file at `path` atomically ([`crate::write::replace_file`]).
@@ -326,68 +592,54 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
     crate::write::replace_file(path, bytes).map_err(|source| IndexError::Write { path: path.to_path_buf(), source })
 }
 
-impl SearchIndex {
-    /// Reads an index written by [`SearchIndex::write`].
-    pub fn read(path: &Path) -> Result<SearchIndex, IndexError> {
-        let bytes = std::fs::read(path).map_err(|source| match source.kind() {
-            std::io::ErrorKind::NotFound => IndexError::Missing { path: path.to_path_buf() },
-            _ => IndexError::Read { path: path.to_path_buf(), source },
-        })?;
-        let stored = decode(&bytes, path)?;
-        // Free the file's bytes before building the derived structures: a lower peak RSS.
-        drop(bytes);
-        Ok(SearchIndex::derive(stored.directory, stored.publication, stored.text))
-    }
-}
-
-/// Checks the header, decodes the body, and checks every reference in it.
-fn decode(bytes: &[u8], path: &Path) -> Result<Stored, IndexError> {
+/// Checks the magic bytes, the version and the lengths; returns the core's length and the
+/// stored checksum.
+fn check_header(bytes: &[u8], path: &Path) -> Result<(usize, u64), IndexError> {
     let path = path.to_path_buf();
     if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
         return Err(IndexError::BadMagic { path });
     }
     let corrupt = |reason: String| IndexError::Corrupt { path: path.clone(), reason };
-    let version = bytes
-        .get(MAGIC.len()..HEADER_LEN)
-        .and_then(|v| <[u8; 4]>::try_from(v).ok())
-        .map(u32::from_le_bytes)
-        .ok_or_else(|| corrupt("the header is cut short".into()))?;
+    let u32_at = |at: usize| bytes.get(at..at + 4).and_then(|v| <[u8; 4]>::try_from(v).ok()).map(u32::from_le_bytes);
+    let u64_at = |at: usize| bytes.get(at..at + 8).and_then(|v| <[u8; 8]>::try_from(v).ok()).map(u64::from_le_bytes);
+    let version = u32_at(8).ok_or_else(|| corrupt("the header is cut short".into()))?;
     if version != FORMAT_VERSION {
         return Err(IndexError::UnsupportedVersion { path, found: version, supported: FORMAT_VERSION });
     }
-    let (stored, rest) =
-        postcard::take_from_bytes::<Stored>(&bytes[HEADER_LEN..]).map_err(|e| corrupt(e.to_string()))?;
-    if !rest.is_empty() {
-        return Err(corrupt(format!("{} unexpected bytes after the index", rest.len())));
+    let (Some(core_len), Some(rendered_len), Some(checksum_stored)) = (u64_at(16), u64_at(24), u64_at(32)) else {
+        return Err(corrupt("the header is cut short".into()));
+    };
+    let expected = (HEADER_LEN as u64).checked_add(core_len).and_then(|n| n.checked_add(rendered_len));
+    if expected != Some(bytes.len() as u64) {
+        return Err(corrupt(format!(
+            "the file has {} bytes, its header announces {} (cut short, or bytes added)",
+            bytes.len(),
+            expected.map_or_else(|| "more than 2^64".to_owned(), |n| n.to_string())
+        )));
     }
-    check_directory(&stored.directory).map_err(corrupt)?;
-    stored.text.check(stored.directory.services.len()).map_err(corrupt)?;
-    Ok(stored)
+    Ok((core_len as usize, checksum_stored))
 }
 
-/// Every reference a request could follow points inside the directory.
-fn check_directory(dir: &Directory) -> Result<(), String> {
-    let (orgs, services, locations) = (dir.organisations.len(), dir.services.len(), dir.locations.len());
-    let (nodes, areas) = (dir.categories.nodes.len(), dir.service_areas.len());
+/// Every reference a request could follow points inside the core.
+fn check_core(core: &Core) -> Result<(), String> {
+    let dir = &core.directory;
+    let (nodes, areas, locations) = (dir.categories.nodes.len(), dir.service_areas.len(), core.location_points.len());
+    let services = core.services.len();
     if services > u32::MAX as usize || locations > u32::MAX as usize {
         return Err("too many records".into());
     }
-    for (ix, s) in dir.services.iter().enumerate() {
-        if s.organisation as usize >= orgs
-            || s.categories.iter().any(|&c| c as usize >= nodes)
-            || s.service_areas.iter().any(|&a| a as usize >= areas)
+    for (ix, s) in core.services.iter().enumerate() {
+        if s.categories.iter().any(|&c| c as usize >= nodes)
+            || s.areas.iter().any(|&a| a as usize >= areas)
             || s.locations.iter().any(|&l| l as usize >= locations)
         {
             return Err(format!("service {ix} refers to a record that does not exist"));
         }
     }
-    for (ix, o) in dir.organisations.iter().enumerate() {
-        if o.services.iter().any(|&s| s as usize >= services) || o.locations.iter().any(|&l| l as usize >= locations) {
-            return Err(format!("organisation {ix} refers to a record that does not exist"));
-        }
-    }
-    if let Some(ix) = dir.locations.iter().position(|l| l.organisation as usize >= orgs) {
-        return Err(format!("location {ix} refers to an organisation that does not exist"));
+    let mut ranks: Vec<u32> = core.services.iter().map(|s| s.name_rank).collect();
+    ranks.sort_unstable();
+    if ranks.iter().enumerate().any(|(n, &r)| r as usize != n) {
+        return Err("the services' name ranks are not a permutation".into());
     }
     for (ix, n) in dir.categories.nodes.iter().enumerate() {
         if n.parent.is_some_and(|p| p as usize >= nodes)
@@ -400,6 +652,27 @@ fn check_directory(dir: &Directory) -> Result<(), String> {
     }
     if dir.categories.roots.iter().any(|&r| r as usize >= nodes) {
         return Err("a top-level category does not exist".into());
+    }
+    core.text.check(services)
+}
+
+/// The rendered section: `2 × services + 1` ascending offsets from 0 to the length of the
+/// JSON after them.
+fn check_rendered(rendered: &[u8], services: usize) -> Result<(), String> {
+    let table = 8 * (2 * services + 1);
+    let Some(text_len) = rendered.len().checked_sub(table) else {
+        return Err("the rendered results' table is cut short".into());
+    };
+    let mut previous = 0u64;
+    for (k, chunk) in rendered[..table].chunks_exact(8).enumerate() {
+        let offset = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        if (k == 0 && offset != 0) || offset < previous {
+            return Err(format!("rendered result {k}'s offset is out of order"));
+        }
+        previous = offset;
+    }
+    if previous != text_len as u64 {
+        return Err("the rendered results do not fill their section".into());
     }
     Ok(())
 }
@@ -528,7 +801,7 @@ mod tests {
         let bytes = index().to_bytes().unwrap();
         assert_eq!(
             (FORMAT_VERSION, crate::write::content_hash(&bytes).as_str()),
-            (1, "7faf9f56871ecd4cc6d412e90d38ecf3"),
+            (2, "b0cee001d7829caec7740bb45919f112"),
             "the index's bytes changed: if the stored shape changed (a field added, removed, \
              retyped or reordered in what `to_bytes` encodes), raise FORMAT_VERSION; then put \
              the new version and hash here",
@@ -540,8 +813,9 @@ mod tests {
         let bytes = index().to_bytes().unwrap();
         assert_eq!(&bytes[..8], b"SVCDIDX\0");
         assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
+        assert_eq!(index().to_bytes().unwrap(), bytes, "deterministic");
         let again = SearchIndex::from_bytes(&bytes, Path::new("x")).unwrap();
-        assert_eq!(again.to_bytes().unwrap(), bytes, "deterministic and lossless");
+        assert_eq!((again.service_count(), again.location_count()), (3, 1));
 
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a/b/search.idx");
@@ -550,7 +824,7 @@ mod tests {
         let names: Vec<_> =
             std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["search.idx"], "no temporary file left behind");
-        assert_eq!(SearchIndex::read(&path).unwrap().directory().services.len(), 3);
+        assert_eq!(SearchIndex::read(&path).unwrap().service_count(), 3);
     }
 
     #[test]
@@ -560,10 +834,19 @@ mod tests {
         assert!(matches!(err(b"nonsense"), IndexError::BadMagic { .. }));
         assert!(matches!(err(b""), IndexError::BadMagic { .. }));
         assert!(matches!(err(&bytes[..10]), IndexError::Corrupt { .. }));
+        assert!(matches!(err(&bytes[..40]), IndexError::Corrupt { .. }));
         let mut future = bytes.clone();
         future[8] = 9;
-        assert!(matches!(err(&future), IndexError::UnsupportedVersion { found: 9, supported: 1, .. }));
-        assert!(matches!(err(&bytes[..bytes.len() - 3]), IndexError::Corrupt { .. }));
+        assert!(matches!(err(&future), IndexError::UnsupportedVersion { found: 9, supported: 2, .. }));
+        // A version-1 file (the postcard-only format) is refused by its version.
+        let mut old = MAGIC.to_vec();
+        old.extend_from_slice(&1u32.to_le_bytes());
+        old.extend_from_slice(&[0; 100]);
+        assert!(matches!(err(&old), IndexError::UnsupportedVersion { found: 1, supported: 2, .. }));
+        for cut in [HEADER_LEN, HEADER_LEN + 1, bytes.len() / 2, bytes.len() - 1] {
+            let e = err(&bytes[..cut]);
+            assert!(e.to_string().contains("cut short"), "{cut}: {e}");
+        }
         let mut longer = bytes.clone();
         longer.push(0);
         assert!(matches!(err(&longer), IndexError::Corrupt { .. }));
@@ -573,17 +856,66 @@ mod tests {
     }
 
     #[test]
-    fn a_damaged_reference_is_refused_not_served() {
-        let mut dir = tiny_directory();
-        dir.services[1].locations.push(7);
-        let publication = Publication::with_defaults("https://a.example".into(), "https://a.example".into());
-        let stored =
-            StoredRef { publication: &publication, directory: &dir, text: &TextIndex::build(&tiny_directory()) };
+    fn any_flipped_byte_after_the_header_is_caught_by_the_checksum() {
+        let bytes = index().to_bytes().unwrap();
+        for at in (HEADER_LEN..bytes.len()).step_by(7) {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x20;
+            let e = SearchIndex::from_bytes(&bad, Path::new("f.idx")).unwrap_err();
+            assert!(e.to_string().contains("checksum does not match"), "{at}: {e}");
+        }
+    }
+
+    /// Re-encodes a core and a rendered section into a file with a valid checksum.
+    fn file_of(core: &Core, rendered: &[u8]) -> Vec<u8> {
+        let core = postcard::to_allocvec(core).unwrap();
         let mut bytes = MAGIC.to_vec();
         bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        let bytes = postcard::to_extend(&stored, bytes).unwrap();
-        let err = SearchIndex::from_bytes(&bytes, Path::new("f.idx")).unwrap_err();
+        bytes.extend_from_slice(&[0; 4]);
+        bytes.extend_from_slice(&(core.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&(rendered.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&[0; 16]);
+        bytes.extend_from_slice(&core);
+        bytes.extend_from_slice(rendered);
+        let sum = checksum(&bytes[HEADER_LEN..]);
+        bytes[32..40].copy_from_slice(&sum.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn a_damaged_reference_is_refused_not_served() {
+        let publication = Publication::with_defaults("https://a.example".into(), "https://a.example".into());
+        let dir = tiny_directory();
+        let rendered = render_results(&dir, &publication);
+        let mut core = core_of(&dir, &publication);
+        core.services[1].locations.push(7);
+        let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
         assert!(err.to_string().contains("service 1 refers to a record that does not exist"), "{err}");
+        let mut core = core_of(&dir, &publication);
+        core.services[0].name_rank = 1;
+        let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
+        assert!(err.to_string().contains("name ranks"), "{err}");
+        // Offsets out of order in the rendered section.
+        let mut bad = rendered.clone();
+        bad[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        let err =
+            SearchIndex::from_bytes(&file_of(&core_of(&dir, &publication), &bad), Path::new("f.idx")).unwrap_err();
+        assert!(err.to_string().contains("out of order") || err.to_string().contains("fill"), "{err}");
+    }
+
+    #[test]
+    fn results_are_rendered_with_the_views() {
+        let index = index();
+        let dir = tiny_directory();
+        for (ix, service) in dir.services.iter().enumerate() {
+            let v4 = ServiceView::new(&dir, index.publication(), service, ServiceContext::List);
+            assert_eq!(index.rendered(ApiVersion::V4, ix as u32), serde_json::to_vec(&v4).unwrap());
+            assert_eq!(
+                index.rendered(ApiVersion::V3, ix as u32),
+                serde_json::to_vec(&ServiceV3::new(&dir, service)).unwrap()
+            );
+        }
+        assert_eq!(index.rendered(ApiVersion::V4, 99), b"");
     }
 
     #[test]
@@ -592,10 +924,16 @@ mod tests {
         // Only the area-less service's location is in the R-tree; its services list only it.
         assert_eq!(index.spatial_len(), 1);
         assert_eq!(index.location_services.get(0), [0]);
-        assert_eq!(index.national, [false, true, false]);
-        let xs: Vec<u32> = index.area_entries.get(0).iter().map(|e| e.service).collect();
-        assert_eq!(xs, [1]);
-        assert!(index.area_entries.get(0)[0].point[0].is_nan(), "no location");
+        // Every service at the location is in the tree of all locations.
+        assert_eq!(index.nearest.len(), 1);
+        assert_eq!(index.services_at.get(0), [0, 2]);
+        assert_eq!(index.national_set.iter().collect::<Vec<_>>(), [1]);
+        assert_eq!(index.located_set.iter().collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(index.area_sets[0].iter().collect::<Vec<_>>(), [1]);
+        assert_eq!(index.area_sets[1].iter().collect::<Vec<_>>(), [2]);
+        assert_eq!(index.category_sets[0].iter().collect::<Vec<_>>(), [2]);
+        assert_eq!(index.category_sets[1].iter().collect::<Vec<_>>(), [0]);
+        assert_eq!(index.unlocated_by_name, [1]);
         // (name, id) order: Health Walks, Money Advice, Walking Group.
         assert_eq!(index.name_rank, [2, 0, 1]);
     }

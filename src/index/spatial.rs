@@ -11,7 +11,7 @@ use rstar::RTree;
 use rstar::primitives::GeomWithData;
 
 use crate::model::geo::EARTH_RADIUS_M;
-use crate::model::{Directory, LocationIx, Point};
+use crate::model::{LocationIx, Point};
 
 /// A point on the unit sphere.
 pub type UnitVector = [f64; 3];
@@ -68,23 +68,9 @@ pub struct SpatialIndex {
 }
 
 impl SpatialIndex {
-    /// Bulk-loads the locations of area-less services.
-    pub fn build(dir: &Directory) -> SpatialIndex {
-        let mut wanted = vec![false; dir.locations.len()];
-        for service in dir.services.iter().filter(|s| s.service_areas.is_empty()) {
-            for &loc in &service.locations {
-                if let Some(slot) = wanted.get_mut(loc as usize) {
-                    *slot = true;
-                }
-            }
-        }
-        let points = dir
-            .locations
-            .iter()
-            .enumerate()
-            .filter(|(ix, _)| wanted[*ix])
-            .map(|(ix, loc)| GeomWithData::new(unit_vector(loc.point), ix as LocationIx))
-            .collect();
+    /// Bulk-loads the given points.
+    pub fn of_points(points: Vec<(UnitVector, LocationIx)>) -> SpatialIndex {
+        let points = points.into_iter().map(|(p, ix)| GeomWithData::new(p, ix)).collect();
         SpatialIndex { tree: RTree::bulk_load(points) }
     }
 
@@ -96,6 +82,12 @@ impl SpatialIndex {
     /// Whether the tree is empty.
     pub fn is_empty(&self) -> bool {
         self.tree.size() == 0
+    }
+
+    /// Every location, nearest to `centre` first, with its squared chord to it (as the tree
+    /// computes it: it may differ from [`chord2`] in the last bit).
+    pub fn nearest(&self, centre: &UnitVector) -> impl Iterator<Item = (LocationIx, f64)> + '_ {
+        self.tree.nearest_neighbor_iter_with_distance_2(*centre).map(|(item, d)| (item.data, d))
     }
 
     /// Locations that may be within `radius_m` of `centre`, with their squared chord to it

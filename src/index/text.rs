@@ -89,10 +89,23 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
-/// The distinct words of a query, in the order first given.
+/// English stop words, dropped from a query before matching as the described service's
+/// English analyser drops them (behaviour.md, Search 4). Sorted, for the binary search.
+pub const STOP_WORDS: [&str; 33] = [
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
+    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
+];
+
+/// Whether `word` (lower case) is one of the [`STOP_WORDS`].
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// The distinct words of a query that are not stop words, in the order first given; empty
+/// when nothing is left, and then the query has no `q` (behaviour.md, Search 4).
 pub fn query_words(q: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    words(q).into_iter().filter(|w| seen.insert(w.clone())).collect()
+    words(q).into_iter().filter(|w| !is_stop_word(w) && seen.insert(w.clone())).collect()
 }
 
 /// How many edits a query word of `chars` characters may be away (behaviour.md, Search 4).
@@ -485,6 +498,17 @@ mod tests {
         assert_eq!(words("'quoted' 24/7 -- ''"), ["quoted", "24", "7"]);
         assert_eq!(query_words("food Food bank food"), ["food", "bank"]);
         assert!(words("  ...  ").is_empty());
+    }
+
+    #[test]
+    fn stop_words_are_dropped_from_queries() {
+        assert!(STOP_WORDS.is_sorted(), "binary search needs them sorted");
+        assert_eq!(query_words("help for carers"), ["help", "carers"]);
+        assert_eq!(query_words("The Friends of THE Earth"), ["friends", "earth"]);
+        assert!(query_words("to be or not to be").is_empty(), "nothing left: no q");
+        assert!(query_words(" , . ").is_empty());
+        // Only whole words: "into" is a stop word, "intouch" and "it's" are not.
+        assert_eq!(query_words("intouch it's"), ["intouch", "it's"]);
     }
 
     #[test]

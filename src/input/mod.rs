@@ -7,6 +7,7 @@
 pub mod error;
 pub mod postcodes;
 pub mod records;
+pub mod writer;
 
 use std::fs;
 use std::path::Path;
@@ -33,6 +34,26 @@ pub mod files {
     pub const POSTCODES: &str = "postcodes";
     /// Optional extra area-code aliases.
     pub const ALIASES: &str = "area_code_aliases.csv";
+}
+
+/// Size limits on input, far above any real record (the largest line of a real-looking
+/// dataset is under 1 KB; a 25 KB categories.json is the largest JSON file): a runaway
+/// export (a 60 MB description, a file with no newline) is a located error, not a huge
+/// output or a huge allocation. Enforced while reading.
+pub mod limits {
+    /// One line of a `.jsonl` file, in bytes: a longer line is never read whole.
+    pub const MAX_LINE_BYTES: usize = 1 << 20;
+    /// One text value (a string anywhere in a record), in bytes.
+    pub const MAX_FIELD_BYTES: usize = 64 << 10;
+    /// A whole `.json` file (`categories.json`, `service_areas.json`), in bytes.
+    pub const MAX_JSON_FILE_BYTES: u64 = 16 << 20;
+    /// One row of a postcode `.csv` file, in bytes.
+    pub const MAX_CSV_ROW_BYTES: usize = 64 << 10;
+
+    /// A size in words: `1 MiB`, `64 KiB`.
+    pub fn describe(bytes: u64) -> String {
+        if bytes >= 1 << 20 { format!("{} MiB", bytes >> 20) } else { format!("{} KiB", bytes >> 10) }
+    }
 }
 
 /// A record and the line it came from.
@@ -134,7 +155,18 @@ fn tracked<T>(
 }
 
 fn read_text(dir: &Path, name: &str, errors: &mut DataErrors) -> Option<String> {
-    match fs::read_to_string(dir.join(name)) {
+    use std::io::Read;
+    let read = || -> std::io::Result<String> {
+        let mut text = String::new();
+        fs::File::open(dir.join(name))?.take(limits::MAX_JSON_FILE_BYTES + 1).read_to_string(&mut text)?;
+        Ok(text)
+    };
+    match read() {
+        Ok(text) if text.len() as u64 > limits::MAX_JSON_FILE_BYTES => {
+            let limit = limits::describe(limits::MAX_JSON_FILE_BYTES);
+            errors.push(DataError::file(name, format!("file is over the size limit of {limit}")));
+            None
+        }
         Ok(text) => Some(text),
         Err(err) => {
             missing_or_unreadable(name, &err, errors);
@@ -173,16 +205,37 @@ fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErro
         }
     };
     let mut records = Vec::new();
-    // Streamed line by line: a million-service file is never held whole in memory.
-    for (ix, bytes) in std::io::BufReader::with_capacity(1 << 20, file).split(b'\n').enumerate() {
-        let line = ix + 1;
-        let mut bytes = match bytes {
-            Ok(bytes) => bytes,
+    // Streamed line by line: a million-service file is never held whole in memory, and a
+    // line over the limit not even that line (its first MAX_LINE_BYTES at most).
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut line = 0;
+    loop {
+        line += 1;
+        let mut bytes = Vec::new();
+        let limit = limits::MAX_LINE_BYTES as u64 + 1;
+        match std::io::Read::take(&mut reader, limit).read_until(b'\n', &mut bytes) {
+            Ok(0) => break,
+            Ok(_) => {}
             Err(err) => {
                 errors.push(DataError::file(name, format!("cannot be read: {err}")).with_line(line));
                 break;
             }
-        };
+        }
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+        } else if bytes.len() > limits::MAX_LINE_BYTES {
+            let limit = limits::describe(limits::MAX_LINE_BYTES as u64);
+            errors.push(DataError {
+                field: field_open_at_end(&bytes),
+                ..DataError::file(name, format!("line is over the length limit of {limit}; no record is that long"))
+                    .with_line(line)
+            });
+            if let Err(err) = reader.skip_until(b'\n') {
+                errors.push(DataError::file(name, format!("cannot be read: {err}")).with_line(line));
+                break;
+            }
+            continue;
+        }
         if bytes.last() == Some(&b'\r') {
             bytes.pop();
         }
@@ -198,6 +251,17 @@ fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErro
         // Editors on some systems start files with a byte-order mark.
         let raw = if line == 1 { raw.trim_start_matches('\u{feff}') } else { raw.as_str() };
         if raw.trim().is_empty() {
+            continue;
+        }
+        // Only a line longer than the field limit can hold a field over it.
+        if raw.len() > limits::MAX_FIELD_BYTES
+            && let Some(field) = field_over_limit(raw)
+        {
+            let limit = limits::describe(limits::MAX_FIELD_BYTES as u64);
+            errors.push(DataError {
+                field: Some(field),
+                ..DataError::file(name, format!("text is over the length limit of {limit}")).with_line(line)
+            });
             continue;
         }
         // Fast path: straight into the record. Only a failing line is parsed again as a
@@ -226,6 +290,60 @@ fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErro
     records
 }
 
+/// The path of the first string value longer than [`limits::MAX_FIELD_BYTES`] in a JSON
+/// line, e.g. `description` or `categories[2]`; `None` when there is none or the line is
+/// not JSON (then the usual errors say why).
+fn field_over_limit(raw: &str) -> Option<String> {
+    fn find(value: &serde_json::Value, path: String) -> Option<String> {
+        match value {
+            serde_json::Value::String(s) if s.len() > limits::MAX_FIELD_BYTES => Some(path),
+            serde_json::Value::Array(items) => {
+                items.iter().enumerate().find_map(|(ix, item)| find(item, format!("{path}[{ix}]")))
+            }
+            serde_json::Value::Object(map) => map.iter().find_map(|(key, item)| {
+                let sub = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                // A key itself over the limit is named by its first characters.
+                if key.len() > limits::MAX_FIELD_BYTES { Some(sub.chars().take(40).collect()) } else { find(item, sub) }
+            }),
+            _ => None,
+        }
+    }
+    find(&serde_json::from_str(raw).ok()?, String::new())
+}
+
+/// The top-level key whose value is still open where a cut-off JSON line ends: the field
+/// to name when a line is over the length limit. Scans string and nesting state only.
+fn field_open_at_end(bytes: &[u8]) -> Option<String> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let (mut start, mut last_string, mut key) = (0usize, None::<(usize, usize)>, None::<(usize, usize)>);
+    for (ix, &b) in bytes.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => {
+                    in_string = false;
+                    last_string = Some((start, ix));
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                start = ix + 1;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b':' if depth == 1 => key = last_string,
+            _ => {}
+        }
+    }
+    let (from, to) = key?;
+    String::from_utf8(bytes[from..to].to_vec()).ok().filter(|k| k.len() <= 200)
+}
+
 fn missing_or_unreadable(name: &str, err: &std::io::Error, errors: &mut DataErrors) {
     if err.kind() == std::io::ErrorKind::NotFound {
         errors.push(DataError::file(name, "required file is missing"));
@@ -252,13 +370,19 @@ fn parse_error<E: std::fmt::Display>(
     let missing = inner.strip_prefix("missing field `").and_then(|rest| rest.split('`').next()).map(str::to_owned);
     let path = err.path().to_string();
     let field = missing.or_else(|| (path != ".").then_some(path.clone()));
-    let quoted = value.and_then(|v| v.get(path.split(['.', '[']).next().unwrap_or(""))).map(|v| v.to_string());
+    let quoted = value.and_then(|v| v.get(path.split(['.', '[']).next().unwrap_or(""))).map(value_text);
     // serde_json appends " at line L column C" for documents; the line is ours already.
     let message = match inner.find(" at line ") {
         Some(cut) if value.is_some() => inner[..cut].to_owned(),
         _ => inner,
     };
     DataError { file: name.to_owned(), line, field, value: quoted, message }
+}
+
+/// A JSON value as an error shows it: a string's text (the report quotes it once), any
+/// other value as JSON.
+fn value_text(value: &serde_json::Value) -> String {
+    value.as_str().map_or_else(|| value.to_string(), str::to_owned)
 }
 
 fn check_extensions<T>(
@@ -274,7 +398,7 @@ fn check_extensions<T>(
                     name,
                     Some(line.line),
                     key.clone(),
-                    value,
+                    value_text(value),
                     "unknown field (extension fields must start with `x_`)",
                 ));
             }
@@ -285,6 +409,29 @@ fn check_extensions<T>(
 /// Property tests of the JSON-lines reader (issue 6, "Fuzzing"): any bytes in a
 /// `services.jsonl` give records or located errors, never a panic. The cargo-fuzz target
 /// `jsonl` in `fuzz/` runs the same reader on unbounded inputs.
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+
+    #[test]
+    fn the_open_field_of_a_cut_off_line_is_named() {
+        let cut = br#"{"id": "x", "tags": {"a": "b"}, "categories": ["a", "b"], "description": "very lo"#;
+        assert_eq!(field_open_at_end(cut).as_deref(), Some("description"));
+        let escaped = br#"{"name": "a \" quote", "email": "a@b"#;
+        assert_eq!(field_open_at_end(escaped).as_deref(), Some("email"));
+        assert_eq!(field_open_at_end(b"no json here"), None);
+    }
+
+    #[test]
+    fn a_field_over_the_limit_is_found_by_path() {
+        let long = "x".repeat(limits::MAX_FIELD_BYTES + 1);
+        let line = serde_json::json!({"name": "ok", "categories": ["a", long]}).to_string();
+        assert_eq!(field_over_limit(&line).as_deref(), Some("categories[1]"));
+        let fine = serde_json::json!({"name": "x".repeat(limits::MAX_FIELD_BYTES)}).to_string();
+        assert_eq!(field_over_limit(&fine), None);
+    }
+}
+
 #[cfg(test)]
 mod proptests {
     use proptest::prelude::*;

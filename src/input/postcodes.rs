@@ -157,6 +157,16 @@ fn for_each_record(
             Ok(false) => return,
             Ok(true) => {
                 let line = record.position().map_or(0, |p| p.line() as usize);
+                if record.as_slice().len() > super::limits::MAX_CSV_ROW_BYTES {
+                    let limit = super::limits::describe(super::limits::MAX_CSV_ROW_BYTES as u64);
+                    let column = record.iter().enumerate().max_by_key(|(_, f)| f.len()).map(|(c, _)| c);
+                    errors.push(DataError {
+                        line: Some(line),
+                        field: column.map(|c| format!("column {}", c + 1)),
+                        ..DataError::file(name, format!("row is over the length limit of {limit}"))
+                    });
+                    continue;
+                }
                 if !visit(line, &record, errors) {
                     return;
                 }

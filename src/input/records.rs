@@ -14,7 +14,7 @@ use uuid::Uuid;
 pub type Extensions = BTreeMap<String, serde_json::Value>;
 
 /// One line of `organisations.jsonl`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OrganisationRecord {
     /// Identifier.
     pub id: Uuid,

@@ -46,7 +46,7 @@ pub struct Directory {
 }
 
 /// An organisation that runs services.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Organisation {
     /// Identifier.
     pub id: Uuid,

@@ -28,6 +28,22 @@ pub struct HtmlView<'a> {
     pub json_url: String,
 }
 
+impl<'a> HtmlView<'a> {
+    /// The view of a JSON answer: the headers shown are those every JSON answer carries
+    /// ([`crate::api::headers::json_headers`]).
+    pub fn of_json(title: &str, request: String, status: u16, body: &'a serde_json::Value, json_url: String) -> Self {
+        let headers = crate::api::headers::json_headers();
+        HtmlView { title: title.to_owned(), request, status, headers, body, json_url }
+    }
+
+    /// [`HtmlView::of_json`] for a request whose JSON form is the same path with
+    /// `?format=json` (a file of the build, or a fixed body).
+    pub fn of_static(title: &str, request: &str, status: u16, body: &'a serde_json::Value) -> Self {
+        let (base, _) = request.split_once('?').unwrap_or((request, ""));
+        HtmlView::of_json(title, request.to_owned(), status, body, format!("{base}?format=json"))
+    }
+}
+
 /// Why rendering failed.
 #[derive(Debug, thiserror::Error)]
 pub enum HtmlError {
@@ -42,11 +58,16 @@ pub enum HtmlError {
 }
 
 const PAGE: &str = "page.html";
+/// The shell every HTML page extends (`templates/base.html`).
+pub const BASE: &str = "base.html";
+/// [`BASE`]'s source, embedded.
+pub const BASE_SOURCE: &str = include_str!("../../templates/base.html");
 
 fn environment() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Environment::new();
+        env.add_template(BASE, BASE_SOURCE).expect("the embedded template parses (tested)");
         env.add_template(PAGE, include_str!("../../templates/page.html"))
             .expect("the embedded template parses (tested)");
         env

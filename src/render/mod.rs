@@ -10,6 +10,7 @@ pub mod html;
 use serde::Serialize;
 
 use crate::model::{Directory, OrgIx, ServiceIx};
+use crate::search::PageNumber;
 use crate::views::v4::{self, Envelope, OrganisationView, PagedEnvelope, ServiceContext, ServiceView};
 use crate::views::{Publication, v3};
 use html::{HtmlError, HtmlView, render_html};
@@ -36,6 +37,9 @@ pub enum RenderError {
     /// The OpenAPI reference page failed.
     #[error(transparent)]
     OpenApiPage(#[from] crate::openapi::PageError),
+    /// A bulk download failed.
+    #[error(transparent)]
+    Download(#[from] crate::downloads::DownloadError),
 }
 
 /// One file of the output: a path relative to the output directory, and its bytes.
@@ -68,6 +72,10 @@ pub enum Job {
     NotFound,
     /// The OpenAPI document (`/api/openapi.json`, `/api/openapi/`) and its reference page.
     OpenApi,
+    /// A file set of the Open Referral UK API (`crate::openreferral`).
+    OpenReferral(crate::openreferral::Job),
+    /// The bulk downloads (`crate::downloads`).
+    Downloads,
 }
 
 /// Where the static files live under the output directory. Each endpoint is a folder
@@ -81,8 +89,9 @@ pub mod paths {
     pub fn organisation(key: &str) -> String {
         format!("api/v4/organisations/{key}")
     }
-    /// Endpoint folder of import page `n`; page 1 is also `api/v4/import`.
-    pub fn import_page(n: usize) -> String {
+    /// Endpoint folder of import page `n` (a number, or `last`); page 1 is also
+    /// `api/v4/import`.
+    pub fn import_page(n: &str) -> String {
         format!("api/v4/import/page/{n}")
     }
     /// The import's first page, as `/api/v4/import/` without query.
@@ -110,8 +119,10 @@ pub struct RenderContext<'a> {
     pub dir: &'a Directory,
     /// Origins, licence, attribution.
     pub publication: &'a Publication,
-    /// Services per import page.
+    /// Services per import page (and items per page of the Open Referral UK lists).
     pub import_page_size: usize,
+    /// The order of the Open Referral UK lists.
+    pub oruk: &'a crate::openreferral::Index,
 }
 
 impl RenderContext<'_> {
@@ -129,10 +140,12 @@ impl RenderContext<'_> {
             Job::ServiceAreasV3,
             Job::NotFound,
             Job::OpenApi,
+            Job::Downloads,
         ];
         jobs.extend((1..=self.import_pages()).map(Job::ImportPage));
         jobs.extend((0..self.dir.organisations.len() as OrgIx).map(Job::Organisation));
         jobs.extend((0..self.dir.services.len() as ServiceIx).map(Job::Service));
+        jobs.extend(crate::openreferral::jobs(self).into_iter().map(Job::OpenReferral));
         jobs
     }
 
@@ -158,10 +171,21 @@ impl RenderContext<'_> {
             Job::ImportPage(n) => {
                 let body = self.import_page(n);
                 let title = format!("Import of all services, page {n}");
-                let mut files =
-                    endpoint(&paths::import_page(n), &format!("/api/v4/import/?format=json&page={n}"), &title, &body)?;
+                let mut files = endpoint(
+                    &paths::import_page(&n.to_string()),
+                    &format!("/api/v4/import/?format=json&page={n}"),
+                    &title,
+                    &body,
+                )?;
                 if n == 1 {
                     files.extend(endpoint(paths::IMPORT, "/api/v4/import/", &title, &body)?);
+                }
+                // `page=last` (behaviour.md, Search 8) is a folder of its own, so that nginx, a
+                // CDN and the preview answer it with one file and no arithmetic.
+                if n == self.import_pages() {
+                    let last = PageNumber::LAST;
+                    let url = format!("/api/v4/import/?format=json&page={last}");
+                    files.extend(endpoint(&paths::import_page(last), &url, &title, &body)?);
                 }
                 Ok(files)
             }
@@ -192,6 +216,17 @@ impl RenderContext<'_> {
                     OutputFile { path: format!("{}/index.html", paths::OPENAPI), bytes: html },
                 ])
             }
+            Job::OpenReferral(job) => crate::openreferral::render(self, job),
+            Job::Downloads => Ok(vec![
+                OutputFile {
+                    path: crate::downloads::SERVICES_NDJSON_GZ.to_owned(),
+                    bytes: crate::downloads::services_ndjson_gz(dir, publication)?,
+                },
+                OutputFile {
+                    path: crate::downloads::OPENREFERRAL_ZIP.to_owned(),
+                    bytes: crate::downloads::openreferral_zip(dir, publication, self.oruk)?,
+                },
+            ]),
             Job::NotFound => {
                 let body = serde_json::json!({ "detail": "Not found." });
                 let json = json_bytes(paths::ERRORS, &body)?;
@@ -224,19 +259,6 @@ impl RenderContext<'_> {
     }
 }
 
-/// The headers every JSON response carries (behaviour.md, Routing), shown in HTML views.
-pub fn json_headers() -> Vec<(String, String)> {
-    [
-        ("Allow", "GET, HEAD, OPTIONS"),
-        ("Content-Type", "application/json"),
-        ("Vary", "Accept"),
-        ("Access-Control-Allow-Origin", "*"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-    .collect()
-}
-
 fn json_bytes<T: Serialize>(path: &str, body: &T) -> Result<Vec<u8>, RenderError> {
     serde_json::to_vec(body).map_err(|source| RenderError::Json { path: path.to_owned(), source })
 }
@@ -248,20 +270,18 @@ fn html_bytes(
     status: u16,
     body: &serde_json::Value,
 ) -> Result<Vec<u8>, RenderError> {
-    let (base, _) = request.split_once('?').unwrap_or((request, ""));
-    let view = HtmlView {
-        title: title.to_owned(),
-        request: request.to_owned(),
-        status,
-        headers: json_headers(),
-        body,
-        json_url: format!("{base}?format=json"),
-    };
-    render_html(&view).map(String::into_bytes).map_err(|source| RenderError::Html { path: path.to_owned(), source })
+    render_html(&HtmlView::of_static(title, request, status, body))
+        .map(String::into_bytes)
+        .map_err(|source| RenderError::Html { path: path.to_owned(), source })
 }
 
 /// `index.json` and `index.html` of one endpoint folder.
-fn endpoint<T: Serialize>(folder: &str, request: &str, title: &str, body: &T) -> Result<Vec<OutputFile>, RenderError> {
+pub(crate) fn endpoint<T: Serialize>(
+    folder: &str,
+    request: &str,
+    title: &str,
+    body: &T,
+) -> Result<Vec<OutputFile>, RenderError> {
     let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder.to_owned(), source })?;
     Ok(vec![
         OutputFile { path: format!("{folder}/index.json"), bytes: json_bytes(folder, &value)? },
@@ -313,7 +333,8 @@ mod tests {
             *field = text.to_owned();
         }
         let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());
-        let ctx = RenderContext { dir: &dir, publication: &publication, import_page_size: 10 };
+        let oruk = crate::openreferral::Index::new(&dir);
+        let ctx = RenderContext { dir: &dir, publication: &publication, import_page_size: 10, oruk: &oruk };
         ctx.render(Job::Service(0)).expect("renders")
     }
 

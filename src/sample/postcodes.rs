@@ -143,7 +143,8 @@ pub(crate) fn write_csv(path: &Path, postcodes: &Postcodes) -> Result<(), Sample
         fill_row(&mut row, i, p);
         w.write_record(&row).map_err(csv_err)?;
     }
-    w.flush().map_err(|source| SampleError::Io { path: path.to_path_buf(), source })
+    w.flush()
+        .map_err(|source| SampleError::from(crate::input::writer::WriteError::Io { path: path.to_path_buf(), source }))
 }
 
 /// Fills `row` with the columns of one postcode. Only columns 1–5, 8, 9, 11, 16 and 19 carry

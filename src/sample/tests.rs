@@ -5,7 +5,12 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::Path;
 
+use uuid::Uuid;
+
+use super::draw::{given_slug, letters};
+use super::towns::TOWNS;
 use super::*;
+use crate::input::records::{CategoryRecord, LocationRecord, OrganisationRecord, ServiceAreaRecord, ServiceRecord};
 
 fn run(dir: &Path, services: usize, seed: u64) -> SampleSummary {
     let cfg = SampleConfig { services, seed, out: dir.to_path_buf() };

@@ -92,8 +92,40 @@ pub enum LocationType {
 pub enum PageNumber {
     /// A positive page number.
     Number(u64),
+    /// `page=last`: the last page, page 1 of an empty result (behaviour.md, Search 8).
+    Last,
     /// Zero, negative or not a number: always 404 `Invalid page.` (behaviour.md, Errors).
     Invalid,
+}
+
+impl PageNumber {
+    /// The word that names the last page, as Django REST framework's `last_page_strings`.
+    pub const LAST: &'static str = "last";
+
+    /// The page rule shared by the search and the import (behaviour.md, Search 8 and
+    /// "Import and lists"): the last `page` value of the query; none is page 1; `last`
+    /// exactly is the last page; a whole number from 1, white space around it allowed, is
+    /// that page; anything else is invalid.
+    pub fn from_query(query: &RawQuery) -> PageNumber {
+        match query.last("page") {
+            None => PageNumber::Number(1),
+            Some(Self::LAST) => PageNumber::Last,
+            Some(value) => match value.trim().parse::<u64>() {
+                Ok(n) if n >= 1 => PageNumber::Number(n),
+                _ => PageNumber::Invalid,
+            },
+        }
+    }
+
+    /// The page number once the result's size is known: `Last` is the last page of `count`
+    /// results in pages of `page_size` (1 when there are none); `None` when invalid.
+    pub fn resolve(self, count: usize, page_size: usize) -> Option<u64> {
+        match self {
+            PageNumber::Number(n) => Some(n),
+            PageNumber::Last => Some(count.div_ceil(page_size.max(1)).max(1) as u64),
+            PageNumber::Invalid => None,
+        }
+    }
 }
 
 /// A valid search request.
@@ -228,13 +260,7 @@ pub fn parse<'d>(query: &RawQuery, dir: &'d Directory, version: ApiVersion) -> R
         },
     };
 
-    let page = match query.last("page") {
-        None => PageNumber::Number(1),
-        Some(value) => match value.trim().parse::<u64>() {
-            Ok(n) if n >= 1 => PageNumber::Number(n),
-            _ => PageNumber::Invalid,
-        },
-    };
+    let page = PageNumber::from_query(query);
 
     match postcode {
         Some(postcode) if errors.is_empty() => Ok(SearchParams {
@@ -400,7 +426,9 @@ mod tests {
         assert_eq!(size("page_size=25", ApiVersion::V3), 10, "v3 has no page_size");
         let page = |q: &str| ok(&format!("postcode=G21AL&{q}"), ApiVersion::V4).4;
         assert_eq!(page("page=3"), PageNumber::Number(3));
-        for invalid in ["page=0", "page=-1", "page=two", "page=", "page=1.0"] {
+        assert_eq!(page("page=last"), PageNumber::Last);
+        assert_eq!(page("page=2&page=last"), PageNumber::Last, "the last value counts");
+        for invalid in ["page=0", "page=-1", "page=two", "page=", "page=1.0", "page=LAST", "page=+last"] {
             assert_eq!(page(invalid), PageNumber::Invalid, "{invalid}");
         }
     }

@@ -17,7 +17,8 @@
 use std::time::Instant;
 
 use crate::index::SearchIndex;
-use crate::index::spatial::{chord2, unit_vector, within_radius};
+use crate::index::sets::ServiceSet;
+use crate::index::spatial::{UnitVector, chord2, unit_vector, within_radius};
 use crate::index::text::field_weight_halves;
 use crate::model::ServiceIx;
 use crate::search::params::{LocationType, PageNumber, SearchParams};
@@ -120,17 +121,39 @@ pub struct ResultPage {
 }
 
 /// Runs a search and cuts out the requested page, giving up once `deadline` has passed.
+///
+/// The cost follows the page asked for, not the number of matches (issue 12): the matches
+/// are a set (a union of the postcode's area sets and the services found by radius, then
+/// intersected with the category, `location_type` and `q` sets), so `count` is a
+/// population count and a page past the end is known before anything is ordered; the page
+/// is then taken from a nearest-first walk of the locations that stops once the page is
+/// full, or, when the walk would be longer than ordering the matches themselves, from a
+/// selection over them that orders only the page.
 pub fn run(index: &SearchIndex, params: &SearchParams<'_>, deadline: Deadline) -> Result<ResultPage, SearchError> {
-    let PageNumber::Number(page) = params.page else {
+    if params.page == PageNumber::Invalid {
         return Err(InvalidPage.into());
-    };
-    let hits = matches(index, params, deadline)?;
-    // Ordering a deep page of a large result is the one step left that can take long.
+    }
+    let mut found = Matches::find(index, params, deadline)?;
+    let count = found.set.len();
+    let page = params.page.resolve(count, params.page_size).ok_or(InvalidPage)?;
+    let size = params.page_size.max(1);
+    let start = page
+        .checked_sub(1)
+        .and_then(|p| usize::try_from(p).ok())
+        .and_then(|p| p.checked_mul(size))
+        .ok_or(InvalidPage)?;
+    // Page 1 always exists, even when empty (Django's allow_empty_first_page).
+    if page > 1 && start >= count {
+        return Err(InvalidPage.into());
+    }
+    let end = start.saturating_add(size).min(count);
     deadline.check()?;
-    Ok(cut_page(hits, page, params.page_size)?)
+    let hits = found.page(index, start, end, deadline)?;
+    Ok(ResultPage { count, page, hits, has_next: end < count, has_previous: page > 1 })
 }
 
-/// Orders just enough of `hits` to cut out page `page` of `size` (Search 7–8).
+/// Orders just enough of `hits` to cut out page `page` of `size` (Search 7–8): what a
+/// search does with every match in hand.
 pub fn cut_page(mut hits: Vec<Hit>, page: u64, size: usize) -> Result<ResultPage, InvalidPage> {
     let count = hits.len();
     let size = size.max(1);
@@ -144,14 +167,26 @@ pub fn cut_page(mut hits: Vec<Hit>, page: u64, size: usize) -> Result<ResultPage
         return Err(InvalidPage);
     }
     let end = start.saturating_add(size).min(count);
-    // Only the first `end` hits need ordering: select them, then sort just those.
-    if end < hits.len() && end > 0 {
-        hits.select_nth_unstable_by(end - 1, compare);
+    select_page(&mut hits, start, end);
+    Ok(ResultPage { count, page, hits, has_next: end < count, has_previous: page > 1 })
+}
+
+/// Leaves in `hits` only the hits at positions `start..end` of the full order, in order,
+/// without ordering the rest: two selections (linear) and a sort of the page.
+fn select_page(hits: &mut Vec<Hit>, start: usize, end: usize) {
+    if end == 0 || start >= end {
+        hits.clear();
+        return;
     }
-    hits.truncate(end);
+    if end < hits.len() {
+        hits.select_nth_unstable_by(end - 1, compare);
+        hits.truncate(end);
+    }
+    if start > 0 {
+        hits.select_nth_unstable_by(start, compare);
+        hits.drain(..start);
+    }
     hits.sort_unstable_by(compare);
-    let page_hits = hits.get(start..).map(<[Hit]>::to_vec).unwrap_or_default();
-    Ok(ResultPage { count, page, hits: page_hits, has_next: end < count, has_previous: page > 1 })
 }
 
 /// Search 7: nearest location first, services without location last; then relevance
@@ -163,135 +198,236 @@ pub fn compare(a: &Hit, b: &Hit) -> std::cmp::Ordering {
         .then_with(|| a.name_rank.cmp(&b.name_rank))
 }
 
-/// Every matching service, unordered; [`TimedOut`] once `deadline` has passed.
-pub fn matches(index: &SearchIndex, params: &SearchParams<'_>, deadline: Deadline) -> Result<Vec<Hit>, TimedOut> {
-    let mut ticker = deadline.ticker();
-    let dir = &index.directory;
-    let point = params.postcode.point;
-    let centre = unit_vector(point);
-    let radius = params.radius_m as f64;
+/// The matches of one request, as a set, with what ordering them needs.
+struct Matches {
+    /// Every matching service.
+    set: ServiceSet,
+    /// With `q`: the services every word matches, ascending, with their relevance.
+    text: Option<Vec<(ServiceIx, u32)>>,
+    /// The postcode's point.
+    centre: UnitVector,
+}
 
-    // Search 1–2: the postcode's area codes (already mapped through the aliases when the
-    // directory was built) as service areas.
-    let mut in_postcode = vec![false; dir.service_areas.len()];
-    let mut postcode_areas = Vec::with_capacity(params.postcode.areas.len());
-    for code in &params.postcode.areas {
-        if let Some(&area) = index.area_by_code.get(code)
-            && !in_postcode[area as usize]
-        {
-            in_postcode[area as usize] = true;
-            postcode_areas.push(area);
-        }
-    }
+impl Matches {
+    /// Search 1–6 as set operations.
+    fn find(index: &SearchIndex, params: &SearchParams<'_>, deadline: Deadline) -> Result<Matches, TimedOut> {
+        let mut ticker = deadline.ticker();
+        let dir = &index.directory;
+        let services = index.name_rank.len();
+        let point = params.postcode.point;
+        let centre = unit_vector(point);
+        let radius = params.radius_m as f64;
 
-    // Search 5: a category matches itself and everything below it.
-    let allowed_categories = (!params.categories.is_empty()).then(|| {
-        let mut allowed = vec![false; dir.categories.nodes.len()];
-        for &c in &params.categories {
-            for node in dir.categories.subtree(c) {
-                allowed[node as usize] = true;
-            }
-        }
-        allowed
-    });
-
-    let passes_filters = |ix: ServiceIx| {
-        let location_ok = match params.location_type {
-            None => true,
-            Some(LocationType::National) => index.national[ix as usize],
-            Some(LocationType::Local) => !index.national[ix as usize],
-        };
-        location_ok
-            && allowed_categories
-                .as_ref()
-                .is_none_or(|allowed| index.service_categories.get(ix as usize).iter().any(|&c| allowed[c as usize]))
-    };
-    let hit = |ix: ServiceIx, relevance_halves: u32| {
-        let distance_key =
-            index.service_points.get(ix as usize).iter().map(|p| chord2(&centre, p)).fold(f64::INFINITY, f64::min);
-        Hit { service: ix, distance_key, relevance_halves, name_rank: index.name_rank[ix as usize] }
-    };
-
-    let mut hits = Vec::new();
-    if params.words.is_empty() {
-        let mut seen = Seen::new(dir.services.len());
-        for &area in &postcode_areas {
-            let entries = index.area_entries.get(area as usize);
-            let mut i = 0;
-            while i < entries.len() {
-                ticker.tick()?;
-                let ix = entries[i].service;
-                let end = i + entries[i..].iter().take_while(|e| e.service == ix).count();
-                if seen.first_time(ix) && passes_filters(ix) {
-                    // NaN points (no location) are ignored by `f64::min`.
-                    let distance_key =
-                        entries[i..end].iter().map(|e| chord2(&centre, &e.point)).fold(f64::INFINITY, f64::min);
-                    hits.push(Hit {
-                        service: ix,
-                        distance_key,
-                        relevance_halves: 0,
-                        name_rank: index.name_rank[ix as usize],
-                    });
-                }
-                i = end;
+        // Search 1–3: the postcode's area codes (already mapped through the aliases when the
+        // directory was built) as service areas; then the area-less services with a location
+        // within the radius.
+        let mut set = ServiceSet::empty(services);
+        for code in &params.postcode.areas {
+            if let Some(&area) = index.area_by_code.get(code)
+                && let Some(members) = index.area_sets.get(area as usize)
+            {
+                set.union_with(members.words());
             }
         }
         for (loc, chord2) in index.spatial.near(point, radius) {
             ticker.tick()?;
-            if !within_radius(chord2, radius, || dir.locations[loc as usize].point.distance_m(point)) {
-                continue;
-            }
-            // Only area-less services are listed per location.
-            for &ix in index.location_services.get(loc as usize) {
-                if seen.first_time(ix) && passes_filters(ix) {
-                    hits.push(hit(ix, 0));
+            if within_radius(chord2, radius, || index.location_points[loc as usize].distance_m(point)) {
+                // Only area-less services are listed per location.
+                for &ix in index.location_services.get(loc as usize) {
+                    set.insert(ix);
                 }
             }
         }
-    } else {
-        for (ix, relevance) in text_matches(index, &params.words, deadline)? {
-            ticker.tick()?;
-            if !passes_filters(ix) {
-                continue;
+
+        // Search 5: a category matches itself and everything below it.
+        if !params.categories.is_empty() {
+            let mut allowed = ServiceSet::empty(services);
+            for &c in &params.categories {
+                for node in dir.categories.subtree(c) {
+                    if let Some(members) = index.category_sets.get(node as usize) {
+                        allowed.union_with(members.words());
+                    }
+                }
             }
-            // Search 3: an area among the postcode's, or no areas and a location in range.
-            let areas = index.service_areas.get(ix as usize);
-            let matches_postcode = if areas.is_empty() {
-                let points = index.service_points.get(ix as usize);
-                points.iter().enumerate().any(|(n, p)| {
-                    within_radius(chord2(&centre, p), radius, || {
-                        let location = dir.services[ix as usize].locations[n];
-                        dir.locations[location as usize].point.distance_m(point)
-                    })
-                })
-            } else {
-                areas.iter().any(|&a| in_postcode[a as usize])
+            set.intersect_with(allowed.words());
+        }
+        // Search 6.
+        match params.location_type {
+            None => {}
+            Some(LocationType::National) => set.intersect_with(index.national_set.words()),
+            Some(LocationType::Local) => set.subtract(index.national_set.words()),
+        }
+        // Search 4.
+        let text = if params.words.is_empty() {
+            None
+        } else {
+            let text = text_matches(index, &params.words, deadline)?;
+            set.intersect_with(ServiceSet::of(services, text.iter().map(|&(ix, _)| ix)).words());
+            Some(text)
+        };
+        Ok(Matches { set, text, centre })
+    }
+
+    /// The relevance of a match, in half points.
+    fn relevance(&self, ix: ServiceIx) -> u32 {
+        match &self.text {
+            None => 0,
+            Some(text) => text.binary_search_by_key(&ix, |&(s, _)| s).map_or(0, |n| text[n].1),
+        }
+    }
+
+    fn hit(&self, index: &SearchIndex, ix: ServiceIx) -> Hit {
+        // NaN-free: only located services get here; an empty list gives infinity.
+        let distance_key =
+            index.service_points.get(ix as usize).iter().map(|p| chord2(&self.centre, p)).fold(f64::INFINITY, f64::min);
+        Hit {
+            service: ix,
+            distance_key,
+            relevance_halves: self.relevance(ix),
+            name_rank: index.name_rank.get(ix as usize).copied().unwrap_or(u32::MAX),
+        }
+    }
+
+    /// The hits at positions `start..end` of the full order (Search 7), in order. Consumes
+    /// the located members of the set.
+    fn page(
+        &mut self,
+        index: &SearchIndex,
+        start: usize,
+        end: usize,
+        deadline: Deadline,
+    ) -> Result<Vec<Hit>, TimedOut> {
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        // Services with a location come first, then those without.
+        let located = self.set.len_within(index.located_set.words());
+        let unlocated_from = start.saturating_sub(located);
+        let unlocated_to = end.saturating_sub(located);
+        let unlocated = if unlocated_to > unlocated_from {
+            self.unlocated(index, unlocated_from, unlocated_to)
+        } else {
+            Vec::new()
+        };
+        let mut hits = Vec::with_capacity(end - start);
+        if start < located {
+            let want = end.min(located);
+            let mut first = match self.nearest_first(index, want, located, deadline)? {
+                Some(first) => first,
+                None => self.selected(index, start, want),
             };
-            if matches_postcode {
-                hits.push(hit(ix, relevance));
+            if first.len() > want - start {
+                first.drain(..start);
+            }
+            hits.extend(first);
+        }
+        hits.extend(unlocated);
+        Ok(hits)
+    }
+
+    /// The first `want` located matches in order, by walking the locations nearest first
+    /// and stopping once `want` services are found and no later location can tie with the
+    /// last one; `None` when the walk would visit more locations than ordering the matches
+    /// directly costs (few or distant matches, deep pages), with the set left as it was.
+    fn nearest_first(
+        &mut self,
+        index: &SearchIndex,
+        want: usize,
+        located: usize,
+        deadline: Deadline,
+    ) -> Result<Option<Vec<Hit>>, TimedOut> {
+        // A visited location costs about ten times what a match costs in `selected`.
+        let budget = (located / 8).max(64);
+        if want > budget {
+            return Ok(None);
+        }
+        let mut ticker = deadline.ticker();
+        let mut hits: Vec<Hit> = Vec::with_capacity(want + 8);
+        let mut boundary = f64::INFINITY;
+        let mut visited = 0;
+        for (loc, d) in index.nearest.nearest(&self.centre) {
+            if d > boundary {
+                break;
+            }
+            visited += 1;
+            if visited > budget {
+                for hit in &hits {
+                    self.set.insert(hit.service);
+                }
+                return Ok(None);
+            }
+            ticker.tick()?;
+            for &ix in index.services_at.get(loc as usize) {
+                // Taken out of the set: a service is a hit once, at its nearest location.
+                if self.set.remove(ix) {
+                    hits.push(self.hit(index, ix));
+                }
+            }
+            if boundary.is_infinite() && hits.len() >= want {
+                // Every later service is at least this far; those just as far (to the
+                // rounding of the tree's distance) may still rank before the last hits.
+                boundary = d + d * 1e-9 + 1e-18;
+            }
+        }
+        select_page(&mut hits, 0, want);
+        Ok(Some(hits))
+    }
+
+    /// Located matches `start..want` in order, by a selection over all of them.
+    fn selected(&self, index: &SearchIndex, start: usize, want: usize) -> Vec<Hit> {
+        let mut hits: Vec<Hit> =
+            ones_within(self.set.words(), index.located_set.words()).map(|ix| self.hit(index, ix)).collect();
+        select_page(&mut hits, start, want);
+        hits
+    }
+
+    /// Matches without location at positions `from..to` among themselves: by relevance,
+    /// then name and id.
+    fn unlocated(&self, index: &SearchIndex, from: usize, to: usize) -> Vec<Hit> {
+        let hit = |ix: ServiceIx| Hit {
+            service: ix,
+            distance_key: f64::INFINITY,
+            relevance_halves: self.relevance(ix),
+            name_rank: index.name_rank.get(ix as usize).copied().unwrap_or(u32::MAX),
+        };
+        match &self.text {
+            // Relevance is 0 for all: the precomputed name order, filtered.
+            None => index
+                .unlocated_by_name
+                .iter()
+                .copied()
+                .filter(|&ix| self.set.contains(ix))
+                .skip(from)
+                .take(to - from)
+                .map(hit)
+                .collect(),
+            Some(text) => {
+                let mut hits: Vec<Hit> = text
+                    .iter()
+                    .map(|&(ix, _)| ix)
+                    .filter(|&ix| self.set.contains(ix) && !index.located_set.contains(ix))
+                    .map(hit)
+                    .collect();
+                select_page(&mut hits, from, to);
+                hits
             }
         }
     }
-    Ok(hits)
 }
 
-/// A set of services as bits: a search touches thousands of candidates, and a bit per
-/// service keeps the whole set in cache.
-struct Seen(Vec<u64>);
-
-impl Seen {
-    fn new(services: usize) -> Seen {
-        Seen(vec![0; services.div_ceil(64)])
-    }
-
-    /// Adds `ix`; whether it was new.
-    #[inline]
-    fn first_time(&mut self, ix: ServiceIx) -> bool {
-        let (word, bit) = (ix as usize / 64, 1u64 << (ix % 64));
-        let new = self.0[word] & bit == 0;
-        self.0[word] |= bit;
-        new
-    }
+/// Members of both sets, ascending.
+fn ones_within<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = ServiceIx> + 'a {
+    a.iter().zip(b).enumerate().flat_map(|(n, (&x, &y))| {
+        let mut rest = x & y;
+        std::iter::from_fn(move || {
+            if rest == 0 {
+                return None;
+            }
+            let bit = rest.trailing_zeros();
+            rest &= rest - 1;
+            Some(n as ServiceIx * 64 + bit)
+        })
+    })
 }
 
 /// Services in which every word matches, ascending, with their relevance in half points.

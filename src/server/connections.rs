@@ -28,7 +28,8 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use super::{ApiError, Limits};
+use super::Limits;
+use crate::api::ApiError;
 
 /// Connections past [`Limits::max_connections`] that are still accepted, to be answered 429.
 pub const OVERFLOW_CONNECTIONS: usize = 256;
@@ -80,9 +81,15 @@ pub async fn serve_connections(
         });
     }
 
+    // Signal the connections before the listener closes: a client that sees the port closed
+    // and then finishes its request must get `connection: close`, even when this thread is
+    // preempted between the two steps.
+    // The first poll sends the signal; with no connection open it is also the last.
+    let mut drained = std::pin::pin!(graceful.shutdown());
+    let done = std::future::poll_fn(|cx| std::task::Poll::Ready(drained.as_mut().poll(cx).is_ready())).await;
     drop(listener);
     let drain = limits.request_timeout + DRAIN_GRACE;
-    if tokio::time::timeout(drain, graceful.shutdown()).await.is_err() {
+    if !done && tokio::time::timeout(drain, drained).await.is_err() {
         tracing::warn!("connections still open {} s after shutdown began; closing them", drain.as_secs());
     }
     Ok(())

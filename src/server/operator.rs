@@ -21,7 +21,9 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, 
 use metrics_util::MetricKindMask;
 use serde::Serialize;
 
-use super::{AppState, LiveState, V3_PATH, V4_PATH};
+use super::{AppState, LiveState};
+use crate::api::headers::{CACHE_NONE, JSON};
+use crate::api::routing::{V3_PATH, V4_PATH};
 
 /// `Content-Type` of `/metrics`: the Prometheus text exposition format.
 pub const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -141,7 +143,7 @@ impl Telemetry {
     pub fn render(&self, state: &AppState) -> String {
         self.with(|| {
             metrics::gauge!(IN_FLIGHT).set(self.in_flight.load(Ordering::Relaxed) as f64);
-            metrics::gauge!(INDEX_SERVICES).set(state.index().directory().services.len() as f64);
+            metrics::gauge!(INDEX_SERVICES).set(state.index().service_count() as f64);
             metrics::gauge!(INDEX_LOAD_SECONDS).set(state.load_time().as_secs_f64());
             metrics::gauge!(INDEX_INFO, "index_hash" => state.index_hash().to_owned()).set(1.0);
             self.process.collect();
@@ -203,15 +205,14 @@ async fn healthz(State((live, telemetry)): OperatorState) -> Response {
     let state = live.load();
     let body = Health {
         status: "ok",
-        services: state.index().directory().services.len(),
+        services: state.index().service_count(),
         index_hash: state.index_hash(),
         uptime_seconds: telemetry.uptime().as_secs(),
         version: env!("CARGO_PKG_VERSION"),
     };
     match serde_json::to_vec(&body) {
         Ok(bytes) => {
-            (StatusCode::OK, [(header::CONTENT_TYPE, super::JSON), (header::CACHE_CONTROL, "no-store")], bytes)
-                .into_response()
+            (StatusCode::OK, [(header::CONTENT_TYPE, JSON), (header::CACHE_CONTROL, CACHE_NONE)], bytes).into_response()
         }
         Err(_) => super::ApiError::Internal.into_response(),
     }

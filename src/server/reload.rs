@@ -21,7 +21,7 @@ pub fn reload_now(live: &LiveState, path: &Path, base_url: Option<&str>, telemet
         Ok(state) => {
             tracing::info!(
                 path = %path.display(),
-                services = state.index().directory().services.len(),
+                services = state.index().service_count(),
                 index_hash = state.index_hash(),
                 load_ms = started.elapsed().as_millis() as u64,
                 "reloaded the index",

@@ -88,7 +88,7 @@ impl Seen {
 #[test]
 fn html_views_show_the_data_as_text_in_a_browser() {
     let Some(chromium) = chromium() else {
-        eprintln!("skipped: chromium is not installed (.ci/run installs it)");
+        svcdir::test_support::skipped("chromium is not installed (.ci/run installs it)");
         return;
     };
     // Built with the preview's own origin, so the links in the pages lead back to it.

@@ -5,8 +5,10 @@
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use serde_json::Value;
-use svcdir::routing::{self, Answer, Missing, Origin, Route};
-use svcdir::server::Format;
+use svcdir::api::Format;
+use svcdir::api::bodies;
+use svcdir::api::headers::{self, Origin};
+use svcdir::api::routing::{self, Answer, Missing, Route};
 
 use crate::support::{BASE_URL, Build, Deployment, Response};
 
@@ -186,7 +188,7 @@ pub fn search_answers_in_v4_and_v3(d: &Deployment) {
         assert!(json["count"].as_u64().unwrap() >= 1, "{json}");
         assert_eq!(json["meta"]["attribution"].as_array().map(Vec::len), Some(4));
         assert!(json["data"][0]["locations"].is_array() && json["data"][0]["slug"].is_string());
-        assert_eq!(r.header("cache-control"), Some(routing::CACHE_SEARCH));
+        assert_eq!(r.header("cache-control"), Some(headers::CACHE_SEARCH));
         if let Some(next) = json["next"].as_str() {
             assert!(next.starts_with(&format!("{BASE_URL}/api/v4/services/?")), "{next}");
             assert_json(&d.follow(next), 200, next);
@@ -200,7 +202,7 @@ pub fn search_answers_in_v4_and_v3(d: &Deployment) {
     }
     let bad = assert_json(&d.get("/api/v4/services/"), 400, "no postcode");
     assert_eq!(bad, serde_json::json!({"postcode": ["This field is required."]}));
-    assert_eq!(d.get("/api/v4/services/").header("cache-control"), Some(routing::CACHE_ERROR));
+    assert_eq!(d.get("/api/v4/services/").header("cache-control"), Some(headers::CACHE_ERROR));
 }
 
 /// `format=json`, `format=api`, an Accept header preferring HTML, and a bad format, on a
@@ -282,7 +284,7 @@ pub fn accept_headers_agree_with_prefers_html(d: &Deployment) {
     }
     let mut disagreements = Vec::new();
     for (i, accept) in headers.iter().enumerate() {
-        let expected = if svcdir::server::negotiate::prefers_html(accept) { HTML } else { JSON };
+        let expected = if svcdir::api::negotiate::prefers_html(accept) { HTML } else { JSON };
         let mut targets = vec!["/api/v4/categories/"];
         if i < 40 {
             targets.push("/api/v4/services/?postcode=G2+1AL");
@@ -326,7 +328,7 @@ pub fn every_kind_of_response_has_the_api_headers(d: &Deployment) {
         assert_eq!(r.status, status, "{what}: {}", r.text());
         assert_eq!(r.content_type(), content_type, "{what}");
         assert_api_headers(&r, &what);
-        let cache = routing::cache_control(origin, StatusCode::from_u16(status).unwrap());
+        let cache = headers::cache_control(origin, StatusCode::from_u16(status).unwrap());
         assert_eq!(r.header("cache-control"), Some(cache), "{what}");
     }
 }
@@ -370,6 +372,68 @@ pub fn options_is_200_with_headers_and_no_body(d: &Deployment) {
         let html = d.send("OPTIONS", target, &[("accept", BROWSER)]);
         assert_eq!((html.status, html.content_type()), (200, HTML), "{target}");
     }
+}
+
+/// A CORS preflight (OPTIONS with `Access-Control-Request-Method`) also gets the allowed
+/// methods, the requested headers (else the default set) and a max age, on static and
+/// search paths alike; nothing else gets them (behaviour.md, Routing).
+pub fn cors_preflight_is_answered(d: &Deployment) {
+    for target in
+        ["/api/v4/categories/", "/api/v4/import/?page=2", "/api/v4/services/?postcode=G2+1AL", "/api/v3/search"]
+    {
+        let asked = [("origin", "https://app.example"), ("access-control-request-method", "GET")];
+        let r = d.send(
+            "OPTIONS",
+            target,
+            &[asked[0], asked[1], ("access-control-request-headers", "x-app-version, authorization")],
+        );
+        assert_eq!(r.status, 200, "{target}: {}", r.text());
+        assert_api_headers(&r, target);
+        assert_eq!(r.header("access-control-allow-methods"), Some(headers::CORS_ALLOW_METHODS), "{target}");
+        assert_eq!(r.header("access-control-allow-headers"), Some("x-app-version, authorization"), "{target}");
+        assert_eq!(r.header("access-control-max-age"), Some("86400"), "{target}");
+        let r = d.send("OPTIONS", target, &asked);
+        assert_eq!(r.header("access-control-allow-headers"), Some(headers::CORS_DEFAULT_ALLOW_HEADERS), "{target}");
+        // Not a preflight: a plain OPTIONS, or a GET that names a method.
+        for r in [d.send("OPTIONS", target, &[]), d.send("GET", target, &asked)] {
+            assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{target}");
+            for header in ["access-control-allow-methods", "access-control-allow-headers", "access-control-max-age"] {
+                assert_eq!(r.header(header), None, "{target}: {header}");
+            }
+        }
+    }
+    // A preflight to an unknown path is still answered as one (the 404 carries the headers).
+    let r = d.send("OPTIONS", "/api/v4/nothing/", &[("access-control-request-method", "GET")]);
+    assert_eq!((r.status, r.header("access-control-max-age")), (404, Some("86400")));
+}
+
+/// `page=last` is the import's last page (behaviour.md, Search 8): the same JSON as that
+/// page's number; only that exact word.
+pub fn import_page_last_is_the_last_page(d: &Deployment) {
+    let first = d.get("/api/v4/import/").json();
+    let pages = first["count"].as_u64().unwrap().div_ceil(first["data"].as_array().unwrap().len() as u64);
+    let numbered = d.get(&format!("/api/v4/import/?format=json&page={pages}"));
+    for target in
+        ["/api/v4/import/?format=json&page=last", "/api/v4/import?page=1&page=last", "/api/v4/import/?page=l%61st"]
+    {
+        let last = d.get(target);
+        assert_eq!(last.status, 200, "{target}");
+        assert_eq!(last.body, numbered.body, "{target}");
+    }
+    assert_eq!(d.get("/api/v4/import/?page=last").json()["next"], Value::Null);
+    assert_html(&d.get("/api/v4/import/?format=api&page=last"), 200, "page=last, HTML");
+    for target in ["/api/v4/import/?page=LAST", "/api/v4/import/?page=last+", "/api/v4/import/?page=lastly"] {
+        assert_eq!(assert_json(&d.get(target), 404, target)["detail"], "Invalid page.", "{target}");
+    }
+}
+
+/// `q` drops English stop words (behaviour.md, Search 4): only stop words is no `q` at all.
+pub fn search_drops_stop_words(d: &Deployment) {
+    let all = d.get("/api/v4/services/?postcode=G2+1AL&page_size=100").json();
+    let stop = d.get("/api/v4/services/?postcode=G2+1AL&page_size=100&q=for+the+of");
+    assert_eq!(stop.status, 200);
+    assert_eq!(stop.json()["data"], all["data"]);
+    assert_eq!(stop.json()["count"], all["count"]);
 }
 
 /// Any other method: 405 with `Allow` and a JSON body, on static and search paths.
@@ -499,7 +563,7 @@ pub fn json_and_html_are_gzipped(d: &Deployment) {
     }
 }
 
-/// Requests of every kind get exactly the answer `svcdir::routing::route` decides (the
+/// Requests of every kind get exactly the answer `svcdir::api::routing::route` decides (the
 /// file's bytes, the fixed bodies), and search paths the in-process search server's answer.
 pub fn answers_agree_with_the_routing_rules(d: &Deployment) {
     let index = svcdir::index::SearchIndex::read(&d.build.index).expect("index");
@@ -540,6 +604,23 @@ pub fn answers_agree_with_the_routing_rules(d: &Deployment) {
         "/a/../../b",
         "/a%2",
         "/nope?format=api",
+        "/openreferral",
+        "/openreferral/openapi.json",
+        "/openreferral/services/?page=2",
+        "/openreferral/services?page=+2+&format=api",
+        "/openreferral/services/?page=0",
+        "/openreferral/services/?page=99",
+        "/openreferral/taxonomy_terms/?page=1&page=2",
+        "/openreferral/services/5e000000-0000-4000-8000-000000000002",
+        "/openreferral/services/page/2/",
+        "/openreferral/locations/",
+        "/downloads/services.ndjson.gz",
+        "/downloads/openreferral-uk.zip?format=api",
+        "/downloads/services.ndjson",
+        "/changes",
+        "/changes/?page=1&format=api",
+        "/changes/?page=2",
+        "/changes/state.json",
     ];
     let accepts = ["", BROWSER, "*/*", "application/json, text/html;q=0.9"];
     let methods = ["GET", "HEAD", "OPTIONS", "POST"];
@@ -605,7 +686,7 @@ fn expected(
     };
     let format = answer.format();
     let not_found = || (404, content_type(format), d.build.file(&format!("_errors/404.{}", ext(format))));
-    let invalid_page = || (404, content_type(format), routing::invalid_page_body(format).unwrap());
+    let invalid_page = || (404, content_type(format), bodies::invalid_page_body(format).unwrap());
     let (status, content_type, body) = match &answer {
         Answer::File { path, missing, .. } => {
             if d.build.public.join(path).is_file() {
@@ -619,11 +700,18 @@ fn expected(
         Answer::NotFound(_) => not_found(),
         Answer::InvalidPage(_) => invalid_page(),
         Answer::MethodNotAllowed(_) => {
-            let template = routing::method_not_allowed_body(format).unwrap();
-            (405, content_type(format), routing::method_not_allowed_for(&template, format, &method))
+            let template = bodies::method_not_allowed_body(format).unwrap();
+            (405, content_type(format), bodies::method_not_allowed_for(&template, format, &method))
         }
         Answer::Options(_) => (200, content_type(format), Vec::new()),
-        Answer::BadRequest => (400, JSON.to_owned(), routing::bad_request_body()),
+        Answer::Download { path, content_type: ty } => {
+            if d.build.public.join(path).is_file() {
+                (200, (*ty).to_owned(), d.build.file(path))
+            } else {
+                not_found()
+            }
+        }
+        Answer::BadRequest => (400, JSON.to_owned(), bodies::bad_request_body()),
     };
     (status, content_type, strip(body))
 }
@@ -645,4 +733,83 @@ pub fn openapi_document_and_page_are_served(d: &Deployment) {
     }
     assert_json(&d.get("/api/openapi/x"), 404, "/api/openapi/x");
     assert_json(&d.get("/api/openapi.yaml"), 404, "/api/openapi.yaml");
+}
+
+/// The Open Referral UK API (issue 17): the root, every list page by `?page=N` with the
+/// bytes of its file, every object of every list by id, and invalid pages 404.
+pub fn open_referral_lists_and_objects_are_served(d: &Deployment) {
+    let root = assert_json(&d.get("/openreferral/"), 200, "ORUK root");
+    assert_eq!(root["version"], "3.0");
+    assert_eq!(root["openapi_url"], format!("{BASE_URL}/openreferral/openapi.json"));
+    let doc = assert_json(&d.get("/openreferral/openapi.json"), 200, "ORUK OpenAPI");
+    assert_eq!(doc["servers"][0]["url"], format!("{BASE_URL}/openreferral"));
+    let mut objects = 0;
+    for list in ["services", "service_at_locations", "organizations", "taxonomies", "taxonomy_terms"] {
+        let first = assert_json(&d.get(&format!("/openreferral/{list}")), 200, list);
+        assert_eq!(d.get(&format!("/openreferral/{list}/?page=1")).body, d.get(&format!("/openreferral/{list}/")).body);
+        let pages = first["total_pages"].as_u64().unwrap();
+        let mut ids = Vec::new();
+        for n in 1..=pages {
+            let target = format!("/openreferral/{list}/?page={n}");
+            let r = d.get(&target);
+            let page = assert_json(&r, 200, &target);
+            assert_eq!(r.body, d.build.file(&format!("openreferral/{list}/page/{n}/index.json")), "{target}");
+            assert_eq!(page["page_number"], n);
+            ids.extend(page["contents"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()));
+        }
+        assert_eq!(ids.len() as u64, first["total_items"].as_u64().unwrap(), "{list}");
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(ids, sorted, "{list} in id order");
+        for id in &ids {
+            let target = format!("/openreferral/{list}/{id}");
+            let object = assert_json(&d.get(&target), 200, &target);
+            assert_eq!(object["id"], id.as_str());
+            objects += 1;
+        }
+        let last = d.get(&format!("/openreferral/{list}/?page=last"));
+        assert_eq!(last.body, d.get(&format!("/openreferral/{list}/?page={pages}")).body, "{list} page=last");
+        let past = format!("/openreferral/{list}/?page={}", pages + 1);
+        assert_eq!(assert_json(&d.get(&past), 404, &past), serde_json::json!({"detail": "Invalid page."}));
+        let zero = format!("/openreferral/{list}/?page=0");
+        assert_eq!(assert_json(&d.get(&zero), 404, &zero), serde_json::json!({"detail": "Invalid page."}));
+        assert_html(&d.get(&format!("/openreferral/{list}/?format=api&page=1")), 200, list);
+    }
+    assert!(objects > 10, "{objects}");
+    assert!(d.build.json("openreferral/services/index.json")["total_pages"].as_u64().unwrap() >= 2);
+}
+
+/// The bulk downloads (issue 17): their bytes as they are, `application/gzip` and
+/// `application/zip`, never encoded again whatever `Accept-Encoding` says; no other name.
+pub fn downloads_are_served_as_they_are(d: &Deployment) {
+    for (path, content_type) in
+        [("downloads/services.ndjson.gz", "application/gzip"), ("downloads/openreferral-uk.zip", "application/zip")]
+    {
+        let target = format!("/{path}");
+        let r = d.send("GET", &target, &[("accept-encoding", "gzip, br"), ("accept", BROWSER)]);
+        assert_eq!(r.status, 200, "{target}");
+        assert_eq!(r.content_type(), content_type, "{target}");
+        assert_eq!(r.header("content-encoding"), None, "{target}: not encoded again");
+        assert!(r.body == d.build.file(path), "{target}: the file's bytes");
+        assert_api_headers(&r, &target);
+        let head = d.send("HEAD", &target, &[]);
+        assert_eq!((head.status, head.body.len()), (200, 0), "HEAD {target}");
+        assert_eq!(d.send("POST", &target, &[]).status, 405, "POST {target}");
+    }
+    // Not a precompressed variant: the name without .gz is no file of the API.
+    assert_json(&d.get("/downloads/services.ndjson"), 404, "no services.ndjson");
+    assert_json(&d.get("/downloads/"), 404, "no listing");
+}
+
+/// The change record (issue 17): `/changes/` and `?page=1` are the same page, the newest
+/// entry names the state that `/changes/state.json` holds, a page past the end is invalid.
+pub fn change_record_is_served(d: &Deployment) {
+    let first = assert_json(&d.get("/changes/"), 200, "changes");
+    assert_eq!(d.get("/changes?page=1").body, d.get("/changes/").body);
+    assert_eq!(d.get("/changes/").body, d.build.file("changes/index.json"));
+    let state = assert_json(&d.get("/changes/state.json"), 200, "state");
+    assert_eq!(state["build"], first["builds"][0]["id"]);
+    assert!(state["services"].as_object().is_some_and(|m| !m.is_empty()));
+    let past = assert_json(&d.get("/changes/?page=2"), 404, "changes page 2");
+    assert_eq!(past, serde_json::json!({"detail": "Invalid page."}));
 }

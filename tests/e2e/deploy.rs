@@ -50,7 +50,7 @@ fn text(output: &Output) -> String {
 #[test]
 fn systemd_units_pass_systemd_analyze_verify() {
     let Some(analyze) = where_is("systemd-analyze") else {
-        eprintln!("skipped: systemd-analyze is not installed (.ci/run installs the systemd package)");
+        svcdir::test_support::skipped("systemd-analyze is not installed (.ci/run installs the systemd package)");
         return;
     };
     let work = tempfile::tempdir().expect("temp dir");
@@ -202,7 +202,10 @@ fn container_engine(image: &str) -> Option<Vec<String>> {
         }
         failures.push(format!("podman {options:?}: {}", text(&output).trim()));
     }
-    eprintln!("skipped: podman built the image but cannot run a container here:\n{}", failures.join("\n"));
+    svcdir::test_support::skipped(&format!(
+        "podman built the image but cannot run a container here:\n{}",
+        failures.join("\n")
+    ));
     None
 }
 
@@ -211,7 +214,7 @@ fn container_engine(image: &str) -> Option<Vec<String>> {
 #[test]
 fn the_container_image_builds_runs_and_reloads() {
     if where_is("podman").is_none() {
-        eprintln!("skipped: podman is not installed (.ci/run installs it)");
+        svcdir::test_support::skipped("podman is not installed (.ci/run installs it)");
         return;
     }
     let tag = format!("localhost/svcdir-search-test:{}", std::process::id());

@@ -1,6 +1,6 @@
 //! End-to-end tests over HTTP: the deployment as users meet it.
 //!
-//! One list of tests (`cases`) runs against two deployments of the same build of
+//! One list of tests (`cases`) runs against three deployments of the same build of
 //! `tests/fixtures/small` (made by the real `svcdir build`, import pages of 2):
 //!
 //! - `nginx::*`: real nginx started with the configuration printed by `svcdir nginx-config`
@@ -8,8 +8,11 @@
 //!   `svcdir-search`. When nginx is not installed these say "skipped" and pass; `.ci/run`
 //!   installs it.
 //! - `preview::*`: `svcdir serve`.
+//! - `worker::*`: the Cloudflare Worker of `svcdir cdn-config cloudflare` in workerd (npm
+//!   `workerd`), its static origin a public-read bucket of a local S3 server (moto) filled
+//!   by `svcdir publish`, its search origin svcdir-search. Skipped, saying so, without them.
 //!
-//! Both must give the answers of `svcdir::routing::route`, which is how the suite shows the
+//! Both must give the answers of `svcdir::api::routing::route`, which is how the suite shows the
 //! nginx template and the preview agree. `nginx_only` checks what only nginx has (its own
 //! config test, an unreachable search server); `rebuild` that a new build is served without
 //! a reload and its search index after SIGHUP; `deploy` the systemd units
@@ -18,13 +21,12 @@
 mod browser;
 mod cases;
 mod deploy;
+mod etag;
 mod nginx_only;
 mod rebuild;
 mod replicas;
 mod support;
 
-// The Worker deployment (support::worker) is not in the list yet: moto refuses anonymous
-// reads of the published objects (403) until the bucket is made public-read.
 #[path = "../s3_support/mod.rs"]
 mod s3_support;
 
@@ -37,6 +39,19 @@ macro_rules! against_both {
                 #[test]
                 fn $case() {
                     if let Some(deployment) = crate::support::nginx() {
+                        crate::cases::$case(&deployment);
+                    }
+                }
+            )*
+        }
+
+        /// The cases against the Cloudflare Worker in workerd, its static origin a public-read
+        /// bucket filled by `svcdir publish`, plus svcdir-search.
+        mod worker {
+            $(
+                #[test]
+                fn $case() {
+                    if let Some(deployment) = crate::support::worker() {
                         crate::cases::$case(&deployment);
                     }
                 }
@@ -67,6 +82,9 @@ against_both!(
     every_kind_of_response_has_the_api_headers,
     head_is_get_without_body,
     options_is_200_with_headers_and_no_body,
+    cors_preflight_is_answered,
+    import_page_last_is_the_last_page,
+    search_drops_stop_words,
     other_methods_are_405,
     unknown_paths_ids_and_slugs_are_404,
     operator_paths_are_not_served,
@@ -75,4 +93,7 @@ against_both!(
     json_and_html_are_gzipped,
     answers_agree_with_the_routing_rules,
     openapi_document_and_page_are_served,
+    open_referral_lists_and_objects_are_served,
+    downloads_are_served_as_they_are,
+    change_record_is_served,
 );

@@ -9,7 +9,7 @@ use crate::support;
 #[test]
 fn nginx_t_accepts_the_generated_configuration() {
     let Some(nginx) = support::nginx_binary() else {
-        eprintln!("skipped: nginx is not installed (.ci/run installs it)");
+        svcdir::test_support::skipped("nginx is not installed (.ci/run installs it)");
         return;
     };
     let build = support::small_build();
@@ -35,7 +35,7 @@ fn nginx_t_accepts_the_generated_configuration() {
 #[test]
 fn search_down_is_503_json_and_static_still_served() {
     let Some(nginx) = support::nginx_binary() else {
-        eprintln!("skipped: nginx is not installed (.ci/run installs it)");
+        svcdir::test_support::skipped("nginx is not installed (.ci/run installs it)");
         return;
     };
     // A port nothing listens on.
@@ -56,7 +56,7 @@ fn search_down_is_503_json_and_static_still_served() {
 #[test]
 fn a_dead_search_server_is_skipped() {
     let Some(nginx) = support::nginx_binary() else {
-        eprintln!("skipped: nginx is not installed (.ci/run installs it)");
+        svcdir::test_support::skipped("nginx is not installed (.ci/run installs it)");
         return;
     };
     let dead = format!("127.0.0.1:{}", support::free_port());

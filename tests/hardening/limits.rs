@@ -21,7 +21,7 @@ use svcdir::server::{Limits, LiveState, app, layered, layered_with, live_routes}
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::ServiceExt;
 
-use crate::search_support::{directory, state_of};
+use svcdir::test_support::directory::{directory, state_of};
 
 async fn answer(router: Router, request: Request<Body>) -> (StatusCode, String, serde_json::Value) {
     let response = router.oneshot(request).await.expect("infallible");

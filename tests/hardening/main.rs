@@ -1,10 +1,7 @@
 //! Hardening (issue 6): crash safety of publishing, path safety and escaping of hostile
 //! data, the search server's limits and faults, and property tests of the input readers.
 
-#[path = "../it/common/mod.rs"]
-mod common;
-#[path = "../search_support/mod.rs"]
-mod search_support;
+use svcdir_testkit::dataset as common;
 
 mod crash;
 mod escaping;

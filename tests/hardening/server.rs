@@ -15,8 +15,8 @@ use hyper::body::Bytes;
 use svcdir::index::SearchIndex;
 use svcdir::model::Directory;
 
-use crate::search_support::process::Server;
-use crate::search_support::{directory, publication};
+use svcdir::test_support::directory::{directory, publication};
+use svcdir_testkit::search_server::Server;
 
 const QUERY: &str = "/api/v4/services/?postcode=G2+1AL&page_size=5";
 /// Name of the first answer to [`QUERY`] in the fixture directory.
@@ -206,7 +206,11 @@ fn ten_sighups_under_load_swap_in_each_new_index_with_zero_failed_requests() {
     let last = server.health();
 
     // A bad file on SIGHUP: an error in the log, and the index in force is kept and shown.
-    std::fs::write(&index, b"<html>not an index</html>").expect("write");
+    // Put in place by a rename, as every index is (the index in force is read from a memory
+    // map of its file: README, "Publishing a rebuild").
+    let bad = work.path().join("bad.idx.tmp");
+    std::fs::write(&bad, b"<html>not an index</html>").expect("write");
+    std::fs::rename(&bad, &index).expect("rename");
     server.signal("-HUP");
     let event = server.wait_for_events(0, "reload failed, keeping the index in force", 1);
     assert!(event["error"].as_str().is_some_and(|e| e.contains("not a svcdir search index")), "{event}");
@@ -305,7 +309,7 @@ fn sigterm_lets_the_requests_in_flight_finish_then_exits_0() {
 #[test]
 fn a_log_that_cannot_be_written_loses_no_request() {
     let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
-        eprintln!("skipped: no /dev/full here");
+        svcdir::test_support::skipped("no /dev/full here");
         return;
     };
     let work = tempfile::tempdir().expect("temp dir");

@@ -39,6 +39,10 @@ fn build_json_prints_one_summary_object() {
     assert_eq!(second["up_to_date"], true, "{second}");
     assert_eq!(second["unchanged"], first["files"]);
     assert_eq!(second["changed"], 0);
+    // An up-to-date build reports what is published, not zeros (issue 15 item 5).
+    for key in ["services", "organisations", "postcodes", "files", "bytes", "index_bytes"] {
+        assert_eq!(second[key], first[key], "{key}: {second}");
+    }
 }
 
 #[test]
@@ -121,4 +125,199 @@ fn no_color_turns_colour_off_even_when_forced() {
     assert!(!plain.stderr.contains(&0x1b), "{}", String::from_utf8_lossy(&plain.stderr));
     let help = svcdir_env(&["build", "--help"], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]);
     assert!(!help.stdout.contains(&0x1b), "{}", String::from_utf8_lossy(&help.stdout));
+}
+
+// --- issue 15: the shrink guard (item 4) and `validate --json` (item 5) ---
+
+/// The small fixture copied into `work/input`, so a test can change it.
+fn editable_small(work: &std::path::Path) -> std::path::PathBuf {
+    let input = work.join("input");
+    common::copy_dir(&fixture("small"), &input);
+    input
+}
+
+#[test]
+fn a_build_that_would_empty_the_site_stops_and_changes_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    common::assert_ok(&common::build(&input, work.path(), &[]));
+    let public = work.path().join("public");
+    let published = common::read_tree(&public);
+    let index = std::fs::read(work.path().join("search.idx")).unwrap();
+
+    std::fs::write(input.join("services.jsonl"), "").unwrap();
+    let refused = common::build(&input, work.path(), &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("would publish no service") && stderr.contains("--allow-shrink"), "{stderr}");
+    assert_eq!(common::read_tree(&public), published, "public/ unchanged byte for byte");
+    assert_eq!(std::fs::read(work.path().join("search.idx")).unwrap(), index, "index unchanged");
+
+    let allowed = common::build(&input, work.path(), &["--allow-shrink", "--json"]);
+    common::assert_ok(&allowed);
+    let summary: Value = serde_json::from_slice(&allowed.stdout).unwrap();
+    assert_eq!(summary["services"], 0, "{summary}");
+    assert_eq!(common::json(&public, "api/v4/import/index.json")["count"], 0);
+}
+
+#[test]
+fn a_build_with_under_half_the_published_services_stops() {
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    common::assert_ok(&common::build(&input, work.path(), &[]));
+    let public = work.path().join("public");
+    let published = common::read_tree(&public);
+
+    // 6 services published; the first 2 lines (both published) left.
+    let services = std::fs::read_to_string(input.join("services.jsonl")).unwrap();
+    let kept: Vec<&str> = services.lines().take(2).collect();
+    std::fs::write(input.join("services.jsonl"), kept.join("\n") + "\n").unwrap();
+    let refused = common::build(&input, work.path(), &["--json"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let body: Value = serde_json::from_slice(&refused.stdout).unwrap();
+    assert_eq!(body["ok"], false);
+    let message = body["errors"][0]["message"].as_str().unwrap();
+    assert!(message.contains("2 services, fewer than half of the 6 published now"), "{message}");
+    assert_eq!(common::read_tree(&public), published, "public/ unchanged byte for byte");
+
+    common::assert_ok(&common::build(&input, work.path(), &["--allow-shrink"]));
+    assert_eq!(common::json(&public, "api/v4/import/index.json")["count"], 2);
+}
+
+#[test]
+fn a_first_build_with_no_service_stops_unless_allowed() {
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    std::fs::write(input.join("services.jsonl"), "").unwrap();
+    let refused = common::build(&input, work.path(), &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(!work.path().join("public").exists(), "nothing published");
+    assert!(!work.path().join("search.idx").exists(), "no index written");
+    common::assert_ok(&common::build(&input, work.path(), &["--allow-shrink"]));
+}
+
+#[test]
+fn validate_json_prints_one_object() {
+    let ok = common::svcdir(&["validate", "--input", fixture("small").to_str().unwrap(), "--json"]);
+    common::assert_ok(&ok);
+    let stdout = String::from_utf8(ok.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let value: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(value["ok"], true);
+    assert_eq!(value["services"], 6);
+    assert_eq!(value["organisations"], 2);
+    assert_eq!(value["postcodes"], 2);
+    assert!(value["locations"].as_u64().is_some_and(|n| n > 0), "{value}");
+
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    std::fs::write(input.join("services.jsonl"), "{not json\n").unwrap();
+    let bad = common::svcdir(&["validate", "--input", input.to_str().unwrap(), "--json"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let value: Value = serde_json::from_slice(&bad.stdout).unwrap();
+    assert_eq!(value["ok"], false);
+    assert_eq!(value["errors"][0]["file"], "services.jsonl");
+    assert_eq!(value["errors"][0]["line"], 1);
+    assert!(value["more"].as_u64().is_some(), "{value}");
+}
+
+// --- issue 15 item 9: consistent options, usage errors, progress, quoting ---
+
+#[test]
+fn output_names_every_written_folder_and_the_old_out_still_works() {
+    let work = tempfile::tempdir().unwrap();
+    for (command, flag) in [("sample", "--output"), ("sample", "--out"), ("schema", "--output"), ("schema", "--out")] {
+        let help = common::svcdir(&[command, "--help"]);
+        let text = String::from_utf8_lossy(&help.stdout);
+        assert!(text.contains("--output <DIR>"), "{command} --help names --output:\n{text}");
+        let dir = work.path().join(format!("{command}{flag}"));
+        let mut args = vec![command, flag, dir.to_str().unwrap()];
+        if command == "sample" {
+            args.extend(["--services", "20"]);
+        }
+        common::assert_ok(&common::svcdir(&args));
+        assert!(std::fs::read_dir(&dir).unwrap().count() > 0, "{command} {flag} wrote into {}", dir.display());
+    }
+    let help = common::svcdir(&["convert", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--output <DIR>"));
+    let same = |flag: &str| {
+        let dir = work.path().join(format!("schema-again{flag}"));
+        common::assert_ok(&common::svcdir(&["schema", flag, dir.to_str().unwrap()]));
+        common::read_tree(&dir)
+    };
+    assert_eq!(same("--out"), same("--output"), "the alias does the same");
+}
+
+#[test]
+fn a_bad_listen_address_is_a_usage_error() {
+    let work = tempfile::tempdir().unwrap();
+    let public = work.path().join("public");
+    for listen in ["nonsense", "127.0.0.1", "127.0.0.1:99999", "localhost:"] {
+        let out = common::svcdir(&["serve", "--public", public.to_str().unwrap(), "--listen", listen]);
+        assert_eq!(out.status.code(), Some(2), "serve --listen {listen}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--listen"), "{stderr}");
+        let search = Command::new(env!("CARGO_BIN_EXE_svcdir-search")).args(["--listen", listen]).output().unwrap();
+        assert_eq!(search.status.code(), Some(2), "svcdir-search --listen {listen}");
+    }
+}
+
+#[test]
+fn the_progress_bar_never_shows_0_of_0() {
+    // The bar is drawn on a terminal only: `script` gives the build one.
+    if svcdir::test_support::skip_unless(
+        Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success()),
+        "`script` (util-linux) is absent: no terminal to draw the progress bar on",
+    ) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::assert_ok(&common::svcdir(&["sample", "--output", input.to_str().unwrap(), "--services", "2000"]));
+    let build = format!(
+        "'{}' build --input '{}' --output '{}' --index '{}' --base-url {}",
+        env!("CARGO_BIN_EXE_svcdir"),
+        input.display(),
+        work.path().join("public").display(),
+        work.path().join("search.idx").display(),
+        common::BASE_URL
+    );
+    let typescript = work.path().join("typescript");
+    let out = Command::new("script")
+        .args(["--quiet", "--return", "--command", &build])
+        .arg(&typescript)
+        .env("TERM", "xterm")
+        .env_remove("SVCDIR_BASE_URL")
+        .output()
+        .unwrap();
+    common::assert_ok(&out);
+    let drawn = String::from_utf8_lossy(&std::fs::read(&typescript).unwrap()).into_owned();
+    assert!(drawn.contains("built "), "the build ran on the terminal:\n{drawn}");
+    assert!(drawn.contains("loading"), "a stage was drawn:\n{drawn}");
+    assert!(!drawn.contains("0/0"), "no 0/0 in what the terminal showed:\n{drawn}");
+}
+
+#[test]
+fn error_values_are_quoted_once() {
+    let work = tempfile::tempdir().unwrap();
+    let input = editable_small(work.path());
+    let path = input.join("locations.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut record: Value = serde_json::from_str(&lines[1]).unwrap();
+    record["latitude"] = serde_json::json!("north");
+    record["x_ok"] = serde_json::json!("fine");
+    record["colour"] = serde_json::json!("blue");
+    lines[1] = record.to_string();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+
+    let out = common::svcdir(&["validate", "--input", input.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("field `latitude`, value \"north\""), "{stderr}");
+    assert!(!stderr.contains("\\\""), "no escaped quote inside a quoted value:\n{stderr}");
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let values: Vec<&str> = value["errors"].as_array().unwrap().iter().filter_map(|e| e["value"].as_str()).collect();
+    assert!(values.contains(&"north"), "{value}");
+    assert!(values.iter().all(|v| !v.starts_with('"')), "{values:?}");
 }

@@ -86,7 +86,7 @@ fn convert_without_overrides_writes_the_fixed_lists_and_reports_postcodes() {
     assert_ok(&output);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("not carried over: postcodes"), "{stdout}");
-    assert_eq!(std::fs::read_to_string(out.join("categories.json")).unwrap(), svcdir::sample::CATEGORIES_JSON);
+    assert_eq!(std::fs::read_to_string(out.join("categories.json")).unwrap(), svcdir::input::writer::CATEGORIES_JSON);
     let bad = common::svcdir(&[
         "convert",
         "--from-import",
@@ -95,4 +95,47 @@ fn convert_without_overrides_writes_the_fixed_lists_and_reports_postcodes() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(bad.status.code(), Some(1), "a file that is not an import page");
+}
+
+// --- issue 15 item 6: a partial import dump is refused, naming what is missing ---
+
+#[test]
+fn convert_refuses_an_incomplete_import_and_names_the_missing_page() {
+    let work = tempfile::tempdir().unwrap();
+    assert_ok(&common::build(&fixture("small"), work.path(), &["--import-page-size", "2"]));
+    let page = |n: usize| work.path().join(format!("public/api/v4/import/page/{n}/index.json"));
+    let out = work.path().join("converted");
+    let convert = |pages: &[std::path::PathBuf]| {
+        let mut args = vec!["convert".to_owned(), "--out".to_owned(), out.to_string_lossy().into_owned()];
+        args.push("--from-import".to_owned());
+        args.extend(pages.iter().map(|p| p.to_string_lossy().into_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        common::svcdir(&args)
+    };
+    let stderr = |output: &std::process::Output| String::from_utf8_lossy(&output.stderr).into_owned();
+
+    // 6 services, 2 a page: pages 1 to 3.
+    let gap = convert(&[page(1), page(3)]);
+    assert_eq!(gap.status.code(), Some(1));
+    assert!(stderr(&gap).contains("page 2 is missing (the import has 3 pages)"), "{}", stderr(&gap));
+    assert!(!out.exists(), "nothing written");
+
+    let end = convert(&[page(2), page(1)]);
+    assert_eq!(end.status.code(), Some(1));
+    assert!(stderr(&end).contains("page 3 is missing"), "{}", stderr(&end));
+
+    let start = convert(&[page(3), page(2)]);
+    assert_eq!(start.status.code(), Some(1));
+    assert!(stderr(&start).contains("page 1 is missing"), "{}", stderr(&start));
+
+    // Every page present, but one lost a service: the results do not add up to `count`.
+    let mut short: serde_json::Value = serde_json::from_slice(&std::fs::read(page(2)).unwrap()).unwrap();
+    short["data"].as_array_mut().unwrap().pop();
+    let short_path = work.path().join("page2-short.json");
+    std::fs::write(&short_path, serde_json::to_vec(&short).unwrap()).unwrap();
+    let lost = convert(&[page(1), short_path, page(3)]);
+    assert_eq!(lost.status.code(), Some(1));
+    assert!(stderr(&lost).contains("hold 5 different services but the import's count is 6"), "{}", stderr(&lost));
+
+    assert_ok(&convert(&[page(3), page(1), page(2)]));
 }

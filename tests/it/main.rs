@@ -1,15 +1,19 @@
 //! Integration tests: the real binaries on real files.
 
-mod common;
+use svcdir_testkit::dataset as common;
 
 mod build;
 mod incremental;
 mod shapes;
 
 mod bad_input;
+mod changes;
 mod cli;
 mod convert;
+mod downloads;
 mod openapi;
+mod openreferral;
 mod postcodes;
+mod repository;
 mod schema;
 mod slugs;

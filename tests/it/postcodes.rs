@@ -14,21 +14,32 @@ use svcdir::model::PostcodeDirectory;
 
 use crate::common::{self, assert_ok, fixture};
 
-/// behaviour.md, Search 2: postcode-file code → code of the fixed list of service areas.
-const ALIASES: [(&str, &str); 12] = [
-    ("S12000049", "S12000046"),
-    ("S12000050", "S12000044"),
-    ("S12000047", "S12000015"),
-    ("S12000048", "S12000024"),
-    ("S08000029", "S08000018"),
-    ("S08000030", "S08000027"),
-    ("S08000031", "S08000021"),
-    ("S08000032", "S08000023"),
-    ("S37000032", "S37000014"),
-    ("S37000033", "S37000023"),
-    ("S37000034", "S37000015"),
-    ("S37000035", "S37000021"),
-];
+/// behaviour.md, Search 2: postcode-file code → code of the fixed list of service areas,
+/// read from the specification itself (`../shared/spec/behaviour.md`, where the
+/// postcode-data tests run), so the test does not share the code's table.
+fn spec_aliases() -> Vec<(String, String)> {
+    let spec = std::fs::read_to_string(common::repo().join("../shared/spec/behaviour.md")).expect("behaviour.md");
+    let start = spec.find("Built-in aliases").expect("the alias rule in behaviour.md");
+    let rule = &spec[start..start + spec[start..].find("\n3. ").expect("the next rule")];
+    rule.split_whitespace()
+        .filter_map(|word| word.split_once('→'))
+        .map(|(from, to)| (from.to_owned(), to.trim_end_matches([',', '.']).to_owned()))
+        // Only code → code pairs, not the rule's "(postcode code → list code)".
+        .filter(|(from, to)| !from.is_empty() && !to.is_empty())
+        .collect()
+}
+
+#[test]
+fn the_built_in_aliases_are_the_specification_s() {
+    if common::shared_data().is_none() {
+        return;
+    }
+    let spec = spec_aliases();
+    assert_eq!(spec.len(), 12, "{spec:?}");
+    let code: Vec<(String, String)> =
+        svcdir::validate::BUILT_IN_ALIASES.iter().map(|(a, b)| ((*a).to_owned(), (*b).to_owned())).collect();
+    assert_eq!(code, spec);
+}
 
 /// How the independent reader finds the columns.
 #[derive(Debug, Clone, Copy)]
@@ -136,7 +147,9 @@ fn read_independently(path: &Path, layout: Layout) -> Reading {
 /// The area codes a postcode must end up with: its three codes (empty ones left out)
 /// mapped through the aliases, plus `XS` and `XB`; sorted, for comparison.
 fn mapped(raw: &[String; 3], extra_aliases: &[(&str, &str)]) -> Vec<String> {
-    let table: BTreeMap<&str, &str> = ALIASES.iter().chain(extra_aliases).copied().collect();
+    let spec = spec_aliases();
+    let table: BTreeMap<&str, &str> =
+        spec.iter().map(|(a, b)| (a.as_str(), b.as_str())).chain(extra_aliases.iter().copied()).collect();
     let mut areas: Vec<String> = raw
         .iter()
         .filter(|c| !c.is_empty())
@@ -193,7 +206,7 @@ fn live_count_printed_by_validate(dir: &Path) -> usize {
 fn check_real_file(name: &str, layout: Layout) -> Option<(Reading, PostcodeDirectory)> {
     let file = common::shared_data()?.join("postcodes").join(name);
     if !file.is_file() {
-        eprintln!("skipped: {} is absent", file.display());
+        svcdir::test_support::skipped(&format!("{} is absent", file.display()));
         return None;
     }
     let expected = read_independently(&file, layout);
@@ -291,7 +304,8 @@ fn strings(codes: &[&str]) -> Vec<String> {
 
 /// How many live postcodes of a reading have at least one code that the aliases rename.
 fn aliased(reading: &Reading) -> usize {
-    reading.live.values().filter(|e| e.first().raw.iter().any(|c| ALIASES.iter().any(|(from, _)| from == c))).count()
+    let spec = spec_aliases();
+    reading.live.values().filter(|e| e.first().raw.iter().any(|c| spec.iter().any(|(from, _)| from == c))).count()
 }
 
 #[test]

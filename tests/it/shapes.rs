@@ -107,6 +107,18 @@ fn check_location(loc: &Value) {
     );
 }
 
+/// The fields a v4 service and a service summary (in an organisation) share, in order.
+const SERVICE_CORE: [(&str, Ty); 8] = [
+    ("id", Ty::Uuid),
+    ("name", Ty::Str),
+    ("description", Ty::Str),
+    ("url", Ty::Str),
+    ("phone", Ty::Str),
+    ("email", Ty::Str),
+    ("categories", Ty::Nested),
+    ("service_areas", Ty::Nested),
+];
+
 /// A v4 service: `single` picks the single-service forms (Z, numeric area types).
 fn check_service_v4(s: &Value, single: bool) {
     let time = if single { Ty::TimeSingle } else { Ty::TimeList };
@@ -114,21 +126,17 @@ fn check_service_v4(s: &Value, single: bool) {
         s,
         "v4 service",
         &[
-            ("id", Ty::Uuid),
-            ("name", Ty::Str),
-            ("description", Ty::Str),
-            ("url", Ty::Str),
-            ("phone", Ty::Str),
-            ("email", Ty::Str),
-            ("categories", Ty::Nested),
-            ("service_areas", Ty::Nested),
-            ("organisation", Ty::Nested),
-            ("slug", Ty::Str),
-            ("directory_url", Ty::UrlOrNull),
-            ("permalink", Ty::UrlOrNull),
-            ("last_updated", time),
-            ("locations", Ty::Nested),
-        ],
+            SERVICE_CORE.as_slice(),
+            &[
+                ("organisation", Ty::Nested),
+                ("slug", Ty::Str),
+                ("directory_url", Ty::UrlOrNull),
+                ("permalink", Ty::UrlOrNull),
+                ("last_updated", time),
+                ("locations", Ty::Nested),
+            ],
+        ]
+        .concat(),
     );
     check(
         &s["organisation"],
@@ -210,20 +218,7 @@ fn v4_single_organisation() {
             ],
         );
         for s in array(&org["services"], "services") {
-            check(
-                s,
-                "service summary",
-                &[
-                    ("id", Ty::Uuid),
-                    ("name", Ty::Str),
-                    ("description", Ty::Str),
-                    ("url", Ty::Str),
-                    ("phone", Ty::Str),
-                    ("email", Ty::Str),
-                    ("categories", Ty::Nested),
-                    ("service_areas", Ty::Nested),
-                ],
-            );
+            check(s, "service summary", &SERVICE_CORE);
             array(&s["categories"], "categories").iter().for_each(check_category_ref);
             array(&s["service_areas"], "areas").iter().for_each(|a| check_area(a, Ty::AreaTypeNumeric));
         }

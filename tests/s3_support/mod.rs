@@ -44,7 +44,7 @@ impl S3Server {
     pub fn shared() -> Option<Arc<S3Server>> {
         static SHARED: Mutex<Weak<S3Server>> = Mutex::new(Weak::new());
         let binary = moto_binary().or_else(|| {
-            eprintln!("skipped: moto_server is not installed (.ci/run installs moto[server] into target/s3-venv)");
+            svcdir::test_support::skipped("moto_server is not installed (.ci/run installs moto[server] into target/s3-venv)");
             None
         })?;
         let mut guard = SHARED.lock().unwrap_or_else(|p| p.into_inner());
@@ -96,6 +96,23 @@ impl S3Server {
         let status = send(self.port, "PUT", &format!("/{name}"));
         assert_eq!(status, 200, "cannot create bucket {name}");
         name
+    }
+
+    /// Lets anyone read the objects of `bucket` without signing (a bucket policy granting
+    /// `s3:GetObject` to every principal), as a static origin behind a CDN is readable.
+    /// moto answers an unsigned GET 403 without it, and honours the policy.
+    pub fn allow_public_read(&self, bucket: &str) {
+        let policy = serde_json::json!({
+            "Version": "2012-10-17",
+            "Statement": [{
+                "Effect": "Allow",
+                "Principal": "*",
+                "Action": "s3:GetObject",
+                "Resource": format!("arn:aws:s3:::{bucket}/*"),
+            }],
+        });
+        let status = send_body(self.port, "PUT", &format!("/{bucket}?policy"), policy.to_string().into_bytes());
+        assert!((200..300).contains(&status), "cannot set the policy of {bucket}: {status}");
     }
 
     /// The AWS_* environment that points `svcdir publish` at `endpoint`.
@@ -197,6 +214,11 @@ pub fn summary(output: &Output) -> serde_json::Value {
 
 /// Sends one request without a body or credentials to 127.0.0.1:`port`; the status.
 pub fn send(port: u16, method: &str, target: &str) -> u16 {
+    send_body(port, method, target, Vec::new())
+}
+
+/// Sends one request with `body` and without credentials to 127.0.0.1:`port`; the status.
+pub fn send_body(port: u16, method: &str, target: &str, body: Vec<u8>) -> u16 {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
         let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
@@ -207,7 +229,7 @@ pub fn send(port: u16, method: &str, target: &str) -> u16 {
             .method(method)
             .uri(target)
             .header("host", format!("127.0.0.1:{port}"))
-            .body(http_body_util::Empty::<hyper::body::Bytes>::new())
+            .body(http_body_util::Full::new(hyper::body::Bytes::from(body)))
             .expect("request");
         sender.send_request(request).await.expect("response").status().as_u16()
     })

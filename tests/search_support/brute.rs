@@ -35,6 +35,12 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// behaviour.md, Search 4: the English stop words a query drops before matching.
+const STOP_WORDS: [&str; 33] = [
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
+    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
+];
+
 /// A word with its stem.
 struct Word {
     text: String,
@@ -61,35 +67,54 @@ fn word_matches(query: &Word, word: &Word) -> bool {
 pub struct Oracle<'d> {
     dir: &'d Directory,
     stemmer: Stemmer,
-    /// Per service: name, description and category-name words.
-    fields: Vec<[Vec<Word>; 3]>,
+    /// Every distinct word of the directory's searchable text.
+    vocabulary: Vec<Word>,
+    /// Per service: name, description and category-name words, as positions in
+    /// `vocabulary` (so that a query word is compared with each distinct word once, which
+    /// keeps a scan of 10,000 services affordable).
+    fields: Vec<[Vec<u32>; 3]>,
 }
 
 impl<'d> Oracle<'d> {
     /// Splits every service's text.
     pub fn new(dir: &'d Directory) -> Oracle<'d> {
         let stemmer = Stemmer::create(Algorithm::English);
+        let mut vocabulary: Vec<Word> = Vec::new();
+        let mut known: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        let mut positions = |text: &str| -> Vec<u32> {
+            stemmed(&stemmer, text)
+                .into_iter()
+                .map(|w| {
+                    *known.entry(w.text.clone()).or_insert_with(|| {
+                        vocabulary.push(w);
+                        vocabulary.len() as u32 - 1
+                    })
+                })
+                .collect()
+        };
         let fields = dir
             .services
             .iter()
             .map(|s| {
                 let categories: Vec<&str> =
                     s.categories.iter().map(|&c| dir.categories.nodes[c as usize].name.as_str()).collect();
-                [
-                    stemmed(&stemmer, &s.name),
-                    stemmed(&stemmer, &s.description),
-                    stemmed(&stemmer, &categories.join(" ")),
-                ]
+                [positions(&s.name), positions(&s.description), positions(&categories.join(" "))]
             })
             .collect();
-        Oracle { dir, stemmer, fields }
+        Oracle { dir, stemmer, vocabulary, fields }
     }
 
-    /// Relevance of service `ix` for the query words, or `None` when a word matches nowhere.
-    fn relevance(&self, ix: usize, query_words: &[Word]) -> Option<f64> {
+    /// For each query word, which words of the vocabulary it matches.
+    fn matched(&self, query_words: &[Word]) -> Vec<Vec<bool>> {
+        query_words.iter().map(|q| self.vocabulary.iter().map(|w| word_matches(q, w)).collect()).collect()
+    }
+
+    /// Relevance of service `ix` for the query words (`matched` as [`Oracle::matched`]
+    /// gives it), or `None` when a word matches nowhere.
+    fn relevance(&self, ix: usize, matched: &[Vec<bool>]) -> Option<f64> {
         let mut total = 0.0;
-        for q in query_words {
-            let hit = |field: &[Word]| field.iter().any(|w| word_matches(q, w));
+        for q in matched {
+            let hit = |field: &[u32]| field.iter().any(|&w| q[w as usize]);
             let [name, description, categories] = &self.fields[ix];
             let (in_name, in_description, in_category) = (hit(name), hit(description), hit(categories));
             if !(in_name || in_description || in_category) {
@@ -113,10 +138,11 @@ fn search(oracle: &Oracle<'_>, query: &Query) -> Option<(usize, Vec<Uuid>)> {
     let postcode = dir.postcodes.find(&query.postcode).expect("a valid postcode");
     let mut query_words: Vec<Word> = Vec::new();
     for w in query.q.as_deref().map(|q| stemmed(&oracle.stemmer, q)).unwrap_or_default() {
-        if !query_words.iter().any(|seen| seen.text == w.text) {
+        if !STOP_WORDS.contains(&w.text.as_str()) && !query_words.iter().any(|seen| seen.text == w.text) {
             query_words.push(w);
         }
     }
+    let matched = oracle.matched(&query_words);
     let mut hits: Vec<(Option<f64>, f64, &str, Uuid)> = Vec::new();
     for (ix, service) in dir.services.iter().enumerate() {
         let area_codes: Vec<&str> =
@@ -162,7 +188,7 @@ fn search(oracle: &Oracle<'_>, query: &Query) -> Option<(usize, Vec<Uuid>)> {
         let relevance = if query_words.is_empty() {
             0.0
         } else {
-            match oracle.relevance(ix, &query_words) {
+            match oracle.relevance(ix, &matched) {
                 Some(r) => r,
                 None => continue,
             }

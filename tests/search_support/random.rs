@@ -223,14 +223,24 @@ pub fn query(rng: &mut ChaCha8Rng, dir: &Directory, words: &[String]) -> (Query,
         url.append_pair("radius", &radius.to_string());
     }
     let q = rng.gen_bool(0.45).then(|| {
-        (0..rng.gen_range(1..3))
+        let mut q: Vec<String> = (0..rng.gen_range(1..3))
             .map(|_| {
                 let word = words.choose(rng).expect("words");
                 let edits = *[0, 0, 0, 1, 1, 2, 3].choose(rng).expect("edits");
                 typo(rng, word, edits)
             })
-            .collect::<Vec<_>>()
-            .join(" ")
+            .collect();
+        // Stop words, which the search drops (Search 4), sometimes alone.
+        if rng.gen_bool(0.15) {
+            q.insert(
+                rng.gen_range(0..=q.len()),
+                (*["for", "the", "and", "of", "The"].choose(rng).expect("stop")).into(),
+            );
+        }
+        if rng.gen_bool(0.03) {
+            q = vec!["to".into(), "the".into()];
+        }
+        q.join(" ")
     });
     if let Some(q) = &q {
         url.append_pair("q", q);

@@ -25,10 +25,7 @@ pub const BASE_URL: &str = "https://api.example.org";
 /// Import page size of the shared build: several pages from the small fixture.
 pub const IMPORT_PAGE_SIZE: &str = "2";
 
-/// The repository root.
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+pub use svcdir_testkit::dataset::repo;
 
 /// A build of a fixture by the real `svcdir build`, in a temporary directory.
 #[derive(Debug)]
@@ -237,7 +234,7 @@ pub fn nginx_binary() -> Option<PathBuf> {
 pub fn nginx() -> Option<Arc<Deployment>> {
     static SHARED: Mutex<Weak<Deployment>> = Mutex::new(Weak::new());
     let Some(binary) = nginx_binary() else {
-        eprintln!("skipped: nginx is not installed (.ci/run installs it)");
+        svcdir::test_support::skipped("nginx is not installed (.ci/run installs it)");
         return None;
     };
     Some(shared(&SHARED, || start_nginx(&binary, small_build(), true, &[])))
@@ -305,7 +302,7 @@ pub fn workerd_binary() -> Option<PathBuf> {
 pub fn worker() -> Option<Arc<Deployment>> {
     static SHARED: Mutex<Weak<Deployment>> = Mutex::new(Weak::new());
     let Some(binary) = workerd_binary() else {
-        eprintln!("skipped: workerd is not installed (.ci/run installs the npm package into target/workerd-npm)");
+        svcdir::test_support::skipped("workerd is not installed (.ci/run installs the npm package into target/workerd-npm)");
         return None;
     };
     let s3 = crate::s3_support::S3Server::shared()?;
@@ -315,6 +312,8 @@ pub fn worker() -> Option<Arc<Deployment>> {
 /// Publishes `build` to a fresh bucket, starts svcdir-search and the Worker in workerd.
 pub fn start_worker(binary: &Path, s3: Arc<crate::s3_support::S3Server>, build: Arc<Build>) -> Deployment {
     let bucket = s3.bucket("edge");
+    // As behind a CDN: anyone may read the objects, unsigned (README, "On a CDN").
+    s3.allow_public_read(&bucket);
     let env = crate::s3_support::S3Server::env_for(&s3.endpoint());
     let output = crate::s3_support::publish(&build.public, &format!("s3://{bucket}/site"), &env, &[]);
     assert!(output.status.success(), "svcdir publish failed:\n{}", String::from_utf8_lossy(&output.stderr));

@@ -1,11 +1,11 @@
-//! Every error a search request can end in, and its status and body (behaviour.md, Errors).
+//! Every error a request can end in, and its status, body and extra headers (behaviour.md,
+//! Errors).
 //!
 //! [`ApiError`] is the only way a handler fails; its JSON body is what clients of the
-//! described service parse. When HTML is negotiated the server shows the same body in the
-//! HTML view (see `server::respond`).
+//! described service parse. When HTML is negotiated the same body is shown in the HTML view.
+//! The transport (`crate::server`) turns it into a response.
 
-use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{Method, StatusCode};
 use serde_json::json;
 
 use crate::search::{ParamErrors, SearchError};
@@ -59,19 +59,14 @@ impl ApiError {
         }
     }
 
-    /// Adds the headers this error's status calls for to `response` (its JSON or HTML view).
-    pub fn with_headers(&self, mut response: Response) -> Response {
-        let headers = response.headers_mut();
+    /// The headers this error's status calls for beside the usual ones: `Retry-After` on a
+    /// 429, and `Connection: close` on a 408 (RFC 9110 asks it of a 408).
+    pub fn extra_headers(&self) -> &'static [(&'static str, &'static str)] {
         match self {
-            ApiError::Overloaded => {
-                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            }
-            ApiError::TimedOut => {
-                headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-            }
-            _ => {}
+            ApiError::Overloaded => &[("retry-after", "1")],
+            ApiError::TimedOut => &[("connection", "close")],
+            _ => &[],
         }
-        response
     }
 
     /// The body: the field → messages map for a 400, else `{"detail": ...}` with Django
@@ -93,13 +88,6 @@ impl From<SearchError> for ApiError {
     }
 }
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = serde_json::to_vec(&self.body()).unwrap_or_else(|_| b"{}".to_vec());
-        self.with_headers((self.status(), [(header::CONTENT_TYPE, super::JSON)], body).into_response())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,9 +102,9 @@ mod tests {
         assert_eq!(ApiError::TimedOut.body(), json!({"detail": "Request timed out."}));
         assert_eq!(ApiError::Overloaded.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(ApiError::TimedOut.status(), StatusCode::REQUEST_TIMEOUT);
-        let throttled = ApiError::Overloaded.into_response();
-        assert_eq!(throttled.headers()[header::RETRY_AFTER], "1");
-        assert_eq!(ApiError::TimedOut.into_response().headers()[header::CONNECTION], "close");
+        assert_eq!(ApiError::Overloaded.extra_headers(), [("retry-after", "1")]);
+        assert_eq!(ApiError::TimedOut.extra_headers(), [("connection", "close")]);
+        assert!(ApiError::NotFound.extra_headers().is_empty());
         assert_eq!(ApiError::HeadersTooLarge.status(), StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
     }
 }

@@ -5,9 +5,7 @@
 //! [`route`] is what `svcdir serve` runs for every request. The nginx configuration
 //! (`templates/nginx.conf.j2`) implements the same rules in nginx's own terms, and the
 //! end-to-end suite (`tests/e2e`) runs one list of requests against both and checks they
-//! answer alike. This module also owns the bodies that have no file under `public/` (invalid
-//! page, 405, 400), so that nginx and the preview send the same bytes, and the
-//! `Cache-Control` policy. It does not read files or speak HTTP: `crate::preview` does.
+//! answer alike. It does not read files or speak HTTP: `crate::preview` does.
 //!
 //! The order of the checks follows Django REST framework, which the API describes: the URL
 //! first (unknown → 404 whatever the method), then the `format` (unknown → 404), then the
@@ -15,36 +13,15 @@
 
 use axum::http::{HeaderMap, Method, StatusCode};
 
+use super::negotiate::{Format, negotiate};
+use super::path::normalise_path;
 use crate::render::paths;
-use crate::search::RawQuery;
-use crate::server::negotiate::negotiate;
-use crate::server::{ApiError, Format};
+use crate::search::{PageNumber, RawQuery};
 
-/// The cache policy lives with the rest of the HTTP contract in [`crate::api`].
-pub use crate::api::{CACHE_ERROR, CACHE_NONE, CACHE_SEARCH, CACHE_STATIC};
-
-/// Placeholder for the method in the 405 bodies rendered ahead of time: the preview puts
-/// the request's method there, nginx the method of the request line.
-pub const METHOD_PLACEHOLDER: &str = "SVCDIRREQUESTMETHOD";
-
-/// Which origin made a response, for [`cache_control`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// A file of `public/` or a fixed body.
-    Static,
-    /// The search server.
-    Search,
-}
-
-/// The `Cache-Control` value of a response (README, "Deploying").
-pub fn cache_control(origin: Origin, status: StatusCode) -> &'static str {
-    match (origin, status.as_u16()) {
-        (Origin::Static, 200 | 206 | 304) => CACHE_STATIC,
-        (Origin::Search, 200 | 206 | 304) => CACHE_SEARCH,
-        (_, 400 | 404) => CACHE_ERROR,
-        _ => CACHE_NONE,
-    }
-}
+/// Canonical path of the v4 search, used in its `next`/`previous` links.
+pub const V4_PATH: &str = "/api/v4/services/";
+/// Canonical path of the v3 search, used in its `next`/`previous` links.
+pub const V3_PATH: &str = "/api/v3/search/";
 
 /// Where a request goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,14 +48,22 @@ pub enum Answer {
     },
     /// 404 `{"detail": "Not found."}`: `_errors/404.json` or `_errors/404.html`.
     NotFound(Format),
-    /// 404 `{"detail": "Invalid page."}` (see [`invalid_page_body`]).
+    /// 404 `{"detail": "Invalid page."}` (see [`super::bodies::invalid_page_body`]).
     InvalidPage(Format),
-    /// 405 `{"detail": "Method \"X\" not allowed."}` (see [`method_not_allowed_body`]).
+    /// 405 `{"detail": "Method \"X\" not allowed."}` (see [`super::bodies::method_not_allowed_body`]).
     MethodNotAllowed(Format),
     /// OPTIONS on an endpoint: 200, the headers, no body.
     Options(Format),
     /// 400 for a path nginx refuses: a bad `%` escape, an encoded NUL, `..` above the root.
     BadRequest,
+    /// 200 with a bulk download of `public/downloads/` as it is, whatever `format` and
+    /// `Accept` say (issue 17); 404 when the build has none.
+    Download {
+        /// Relative path under `public/`.
+        path: String,
+        /// `application/gzip` or `application/zip`.
+        content_type: &'static str,
+    },
 }
 
 /// What a [`Answer::File`] becomes when its file does not exist.
@@ -94,8 +79,10 @@ impl Answer {
     /// The status, given whether the file of an [`Answer::File`] exists.
     pub fn status(&self, file_exists: bool) -> StatusCode {
         match self {
-            Answer::File { .. } if file_exists => StatusCode::OK,
-            Answer::File { .. } | Answer::NotFound(_) | Answer::InvalidPage(_) => StatusCode::NOT_FOUND,
+            Answer::File { .. } | Answer::Download { .. } if file_exists => StatusCode::OK,
+            Answer::File { .. } | Answer::Download { .. } | Answer::NotFound(_) | Answer::InvalidPage(_) => {
+                StatusCode::NOT_FOUND
+            }
             Answer::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             Answer::Options(_) => StatusCode::OK,
             Answer::BadRequest => StatusCode::BAD_REQUEST,
@@ -110,13 +97,15 @@ impl Answer {
             | Answer::InvalidPage(format)
             | Answer::MethodNotAllowed(format)
             | Answer::Options(format) => *format,
-            Answer::BadRequest => Format::Json,
+            Answer::BadRequest | Answer::Download { .. } => Format::Json,
         }
     }
 }
 
-/// The two search paths and the list endpoints: the tables of [`crate::api::routes`].
-use crate::api::routes::{LIST_FOLDERS as LISTS, SEARCH_PATHS};
+/// The two search paths, without their trailing slash.
+pub const SEARCH_PATHS: [&str; 2] = [V4_PATH.split_at(V4_PATH.len() - 1).0, V3_PATH.split_at(V3_PATH.len() - 1).0];
+/// The list endpoints (folder = path without the leading slash).
+const LISTS: [&str; 4] = [paths::CATEGORIES_V4, paths::SERVICE_AREAS_V4, paths::CATEGORIES_V3, paths::SERVICE_AREAS_V3];
 
 /// Decides the answer to one request. `path` and `query` are as sent (percent-encoded);
 /// `headers` supplies `Accept`.
@@ -135,9 +124,18 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
     }
     let folder = match endpoint {
         Endpoint::Search => return Route::Search(normal.unwrap_or_default()),
+        // A download is a file as it is: `format` does not apply, the method does.
+        Endpoint::Download(path, content_type) => {
+            let format = format.unwrap_or(Format::Json);
+            return Route::Static(match *method {
+                Method::GET | Method::HEAD => Answer::Download { path, content_type },
+                Method::OPTIONS => Answer::Options(format),
+                _ => Answer::MethodNotAllowed(format),
+            });
+        }
         Endpoint::Unknown => return Route::Static(Answer::NotFound(format.unwrap_or(Format::Json))),
-        Endpoint::Resource(folder) => Some(folder),
-        Endpoint::Import => None,
+        Endpoint::Resource(folder) => (folder, false),
+        Endpoint::Paged(folder) => (folder, true),
     };
     let Ok(format) = format else {
         // An unknown `format` is 404 in JSON (DRF falls back to its first renderer).
@@ -150,13 +148,15 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
         return Route::Static(Answer::Options(format));
     }
     let (folder, missing) = match folder {
-        Some(folder) => (folder, Missing::NotFound),
-        // The import's pages: `page` as the search reads it (its last value, trimmed, a whole
-        // number from 1); no `page` is the first page (behaviour.md, "Import and lists").
-        None => match query.last("page").map(|p| p.trim().parse::<u64>()) {
-            None => (paths::IMPORT.to_owned(), Missing::NotFound),
-            Some(Ok(n)) if n >= 1 => (format!("{}/page/{n}", paths::IMPORT), Missing::InvalidPage),
-            Some(_) => return Route::Static(Answer::InvalidPage(format)),
+        (folder, false) => (folder, Missing::NotFound),
+        // The import's pages (and those of the other paged lists) follow the search's page
+        // rule (behaviour.md, "Import and lists"); no `page` is the first page, `page=last`
+        // a page folder of its own.
+        (folder, true) => match (query.last("page"), PageNumber::from_query(&query)) {
+            (None, _) => (folder, Missing::NotFound),
+            (_, PageNumber::Number(n)) => (format!("{folder}/page/{n}"), Missing::InvalidPage),
+            (_, PageNumber::Last) => (format!("{folder}/page/{}", PageNumber::LAST), Missing::InvalidPage),
+            (_, PageNumber::Invalid) => return Route::Static(Answer::InvalidPage(format)),
         },
     };
     let file = match format {
@@ -170,7 +170,10 @@ pub fn route(method: &Method, path: &str, query: Option<&str>, headers: &HeaderM
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Endpoint {
     Search,
-    Import,
+    /// A list paged with `?page=N`: the folder of page 1, pages at `<folder>/page/N`.
+    Paged(String),
+    /// A bulk download: its file and content type.
+    Download(String, &'static str),
     /// A folder of `public/` holding `index.json` and `index.html`.
     Resource(String),
     Unknown,
@@ -188,7 +191,10 @@ fn endpoint(path: &str) -> Endpoint {
         return Endpoint::Unknown;
     };
     if rel == paths::IMPORT {
-        return Endpoint::Import;
+        return Endpoint::Paged(rel.to_owned());
+    }
+    if let Some(endpoint) = open_data_endpoint(path, rel) {
+        return endpoint;
     }
     if LISTS.contains(&rel) || rel == paths::OPENAPI {
         return Endpoint::Resource(rel.to_owned());
@@ -208,145 +214,51 @@ fn endpoint(path: &str) -> Endpoint {
     Endpoint::Unknown
 }
 
+/// Files served as they are at their own path, whatever `format` and `Accept` say (issue
+/// 17): path under `public/`, content type, and whether gzip applies (not to the downloads,
+/// which are compressed already and are no precompressed variant of anything).
+pub const EXACT_FILES: [(&str, &str, bool); 3] = [
+    (crate::downloads::SERVICES_NDJSON_GZ, "application/gzip", false),
+    (crate::downloads::OPENREFERRAL_ZIP, "application/zip", false),
+    (crate::changes::STATE, "application/json", true),
+];
+
+/// The open-data paths (issue 17): the Open Referral UK API under `/openreferral/`, and the
+/// change record (`/changes/`, paged), and the exact files of [`EXACT_FILES`].
+fn open_data_endpoint(path: &str, rel: &str) -> Option<Endpoint> {
+    use crate::openreferral::{List, paths as oruk};
+    for (file, content_type, _) in EXACT_FILES {
+        if path == format!("/{file}") {
+            return Some(Endpoint::Download(file.to_owned(), content_type));
+        }
+    }
+    if rel == crate::changes::FOLDER {
+        return Some(Endpoint::Paged(rel.to_owned()));
+    }
+    if rel == oruk::ROOT || rel == oruk::OPENAPI {
+        return Some(Endpoint::Resource(rel.to_owned()));
+    }
+    if path == format!("/{}", oruk::OPENAPI_FILE) {
+        return Some(Endpoint::Resource(oruk::OPENAPI.to_owned()));
+    }
+    for list in List::ALL {
+        let folder = oruk::list(list);
+        if rel == folder {
+            return Some(Endpoint::Paged(folder));
+        }
+        if let Some(key) = rel.strip_prefix(folder.as_str()).and_then(|k| k.strip_prefix('/'))
+            && is_key(key)
+        {
+            return Some(Endpoint::Resource(rel.to_owned()));
+        }
+    }
+    None
+}
+
 /// An id or a slug: the alphabet both are written in (input-format.md, "Slugs"), so a key
 /// can name nothing but a folder directly below its endpoint.
 fn is_key(key: &str) -> bool {
     !key.is_empty() && key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-}
-
-/// A path that nginx answers with 400 before routing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum BadPath {
-    /// `%` not followed by two hex digits.
-    #[error("bad percent escape")]
-    Escape,
-    /// `%00`.
-    #[error("encoded NUL")]
-    Nul,
-    /// `..` above the root, or a path not starting with `/`.
-    #[error("path outside the root")]
-    Outside,
-}
-
-/// The path as nginx matches locations against it: percent-decoded, runs of `/` merged,
-/// `.` and `..` segments resolved. `Ok(None)` when the decoded bytes are not UTF-8 (such a
-/// path matches no endpoint).
-pub fn normalise_path(raw: &str) -> Result<Option<String>, BadPath> {
-    if !raw.starts_with('/') {
-        return Err(BadPath::Outside);
-    }
-    let decoded = percent_decode(raw.as_bytes())?;
-    let Ok(decoded) = String::from_utf8(decoded) else {
-        return Ok(None);
-    };
-    let mut out: Vec<&str> = Vec::new();
-    let mut trailing_slash = false;
-    for segment in decoded.split('/').skip(1) {
-        trailing_slash = matches!(segment, "" | "." | "..");
-        match segment {
-            "" | "." => {}
-            ".." => {
-                out.pop().ok_or(BadPath::Outside)?;
-            }
-            name => out.push(name),
-        }
-    }
-    let mut path = String::with_capacity(decoded.len());
-    for segment in &out {
-        path.push('/');
-        path.push_str(segment);
-    }
-    if trailing_slash || out.is_empty() {
-        path.push('/');
-    }
-    Ok(Some(path))
-}
-
-fn percent_decode(raw: &[u8]) -> Result<Vec<u8>, BadPath> {
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let mut out = Vec::with_capacity(raw.len());
-    let mut bytes = raw.iter().copied();
-    while let Some(b) = bytes.next() {
-        if b != b'%' {
-            out.push(b);
-            continue;
-        }
-        let hi = bytes.next().and_then(hex).ok_or(BadPath::Escape)?;
-        let lo = bytes.next().and_then(hex).ok_or(BadPath::Escape)?;
-        match hi << 4 | lo {
-            0 => return Err(BadPath::Nul),
-            byte => out.push(byte),
-        }
-    }
-    Ok(out)
-}
-
-/// JSON body of a 400 for a malformed request (Django REST framework's `ParseError`).
-pub fn bad_request_body() -> Vec<u8> {
-    br#"{"detail":"Malformed request."}"#.to_vec()
-}
-
-/// Body of the 404 for an import page that does not exist, in the form asked for.
-pub fn invalid_page_body(format: Format) -> Result<Vec<u8>, ViewError> {
-    error_view(format, &ApiError::InvalidPage, "Invalid page", "/api/v4/import/")
-}
-
-/// Body of the 405, with [`METHOD_PLACEHOLDER`] where the method goes.
-pub fn method_not_allowed_body(format: Format) -> Result<Vec<u8>, ViewError> {
-    let placeholder = Method::from_bytes(METHOD_PLACEHOLDER.as_bytes()).map_err(|_| ViewError::Placeholder)?;
-    error_view(format, &ApiError::MethodNotAllowed(placeholder), "Method not allowed", "/")
-}
-
-/// The 405 body of [`method_not_allowed_body`] for one method.
-pub fn method_not_allowed_for(template: &[u8], format: Format, method: &Method) -> Vec<u8> {
-    let name = match format {
-        Format::Json => serde_json::to_string(method.as_str())
-            .map(|quoted| quoted[1..quoted.len() - 1].to_owned())
-            .unwrap_or_default(),
-        // Methods are tokens; escape anyway, the page must never carry markup from a request.
-        Format::Html => method
-            .as_str()
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c.to_string()
-                } else {
-                    format!("&#{};", c as u32)
-                }
-            })
-            .collect(),
-    };
-    String::from_utf8_lossy(template).replace(METHOD_PLACEHOLDER, &name).into_bytes()
-}
-
-/// An error body could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum ViewError {
-    /// The HTML view failed.
-    #[error(transparent)]
-    Html(#[from] crate::render::html::HtmlError),
-    /// The method placeholder is not a valid method (a bug).
-    #[error("the method placeholder is not a valid HTTP method")]
-    Placeholder,
-}
-
-fn error_view(format: Format, error: &ApiError, title: &str, request: &str) -> Result<Vec<u8>, ViewError> {
-    let body = error.body();
-    match format {
-        Format::Json => Ok(body.to_string().into_bytes()),
-        Format::Html => {
-            let (base, _) = request.split_once('?').unwrap_or((request, ""));
-            let view = crate::render::html::HtmlView {
-                title: title.to_owned(),
-                request: request.to_owned(),
-                status: error.status().as_u16(),
-                headers: crate::render::json_headers(),
-                body: &body,
-                json_url: format!("{base}?format=json"),
-            };
-            Ok(crate::render::html::render_html(&view)?.into_bytes())
-        }
-    }
 }
 
 #[cfg(test)]
@@ -413,6 +325,53 @@ mod tests {
     }
 
     #[test]
+    fn open_referral_paths() {
+        let json = |path: &str, missing| file(path, Format::Json, missing);
+        assert_eq!(get("/openreferral"), json("openreferral/index.json", Missing::NotFound));
+        assert_eq!(get("/openreferral/"), json("openreferral/index.json", Missing::NotFound));
+        assert_eq!(get("/openreferral/openapi.json"), json("openreferral/openapi/index.json", Missing::NotFound));
+        let id = "5e000000-0000-4000-8000-000000000001";
+        for list in ["services", "service_at_locations", "organizations", "taxonomies", "taxonomy_terms"] {
+            let first = json(&format!("openreferral/{list}/index.json"), Missing::NotFound);
+            assert_eq!(get(&format!("/openreferral/{list}")), first);
+            assert_eq!(get(&format!("/openreferral/{list}/")), first);
+            let page = json(&format!("openreferral/{list}/page/3/index.json"), Missing::InvalidPage);
+            assert_eq!(get(&format!("/openreferral/{list}/?page=3")), page);
+            let last = json(&format!("openreferral/{list}/page/last/index.json"), Missing::InvalidPage);
+            assert_eq!(get(&format!("/openreferral/{list}/?page=last")), last);
+            assert_eq!(get(&format!("/openreferral/{list}?page=0")), Route::Static(Answer::InvalidPage(Format::Json)));
+            assert_eq!(
+                get(&format!("/openreferral/{list}/{id}")),
+                json(&format!("openreferral/{list}/{id}/index.json"), Missing::NotFound)
+            );
+        }
+        let download = |path: &str, content_type| Route::Static(Answer::Download { path: path.into(), content_type });
+        assert_eq!(
+            get("/downloads/services.ndjson.gz?format=api"),
+            download("downloads/services.ndjson.gz", "application/gzip")
+        );
+        assert_eq!(get("/downloads/openreferral-uk.zip"), download("downloads/openreferral-uk.zip", "application/zip"));
+        let post = route(&Method::POST, "/downloads/openreferral-uk.zip", None, &HeaderMap::new());
+        assert_eq!(post, Route::Static(Answer::MethodNotAllowed(Format::Json)));
+        assert_eq!(get("/changes/state.json"), download("changes/state.json", "application/json"));
+        assert_eq!(get("/changes"), json("changes/index.json", Missing::NotFound));
+        assert_eq!(get("/changes/?page=2"), json("changes/page/2/index.json", Missing::InvalidPage));
+        for url in [
+            "/changes/page/2/",
+            "/downloads/services.ndjson",
+            "/downloads/services.ndjson.gz/",
+            "/downloads/",
+            "/openreferral/services/page/2",
+            "/openreferral/services/page/2/index.json",
+            "/openreferral/services/A",
+            "/openreferral/locations/",
+            "/openreferral/index.json",
+        ] {
+            assert_eq!(get(url), Route::Static(Answer::NotFound(Format::Json)), "{url}");
+        }
+    }
+
+    #[test]
     fn negotiation() {
         let html = |q: Option<&str>, h: &HeaderMap| route(&Method::GET, "/api/v4/categories/", q, h);
         let json = file("api/v4/categories/index.json", Format::Json, Missing::NotFound);
@@ -472,22 +431,7 @@ mod tests {
     }
 
     #[test]
-    fn paths_normalise_as_nginx_does() {
-        let n = |p: &str| normalise_path(p);
-        assert_eq!(n("/api//v4/./categories"), Ok(Some("/api/v4/categories".into())));
-        assert_eq!(n("/a%2Fb//c/./d/%2e%2E/e%2f..%2Ff"), Ok(Some("/a/b/c/f".into())));
-        assert_eq!(n("/a/.."), Ok(Some("/".into())));
-        assert_eq!(n("/a/."), Ok(Some("/a/".into())));
-        assert_eq!(n("/a/b/../"), Ok(Some("/a/".into())));
-        assert_eq!(n("/a/..."), Ok(Some("/a/...".into())));
-        assert_eq!(n("/%C3%A9"), Ok(Some("/é".into())));
-        assert_eq!(n("/%ff"), Ok(None));
-        assert_eq!(n("/a/../../etc/passwd"), Err(BadPath::Outside));
-        assert_eq!(n("/.."), Err(BadPath::Outside));
-        assert_eq!(n("*"), Err(BadPath::Outside));
-        assert_eq!(n("/a%zz"), Err(BadPath::Escape));
-        assert_eq!(n("/a%2"), Err(BadPath::Escape));
-        assert_eq!(n("/a%00b"), Err(BadPath::Nul));
+    fn encoded_paths_route_as_nginx_does() {
         assert_eq!(
             get("/api/v4/service%73/x/../../categories"),
             file("api/v4/categories/index.json", Format::Json, Missing::NotFound)
@@ -496,34 +440,5 @@ mod tests {
         assert_eq!(get("/api/v4/services/..%2f..%2f..%2fetc%2fpasswd"), Route::Static(Answer::NotFound(Format::Json)));
         assert_eq!(get("/api/v4/services/..%2f..%2f..%2f..%2fetc%2fpasswd"), Route::Static(Answer::BadRequest));
         assert_eq!(get("/../etc/passwd"), Route::Static(Answer::BadRequest));
-    }
-
-    #[test]
-    fn cache_policy() {
-        assert_eq!(cache_control(Origin::Static, StatusCode::OK), CACHE_STATIC);
-        assert_eq!(cache_control(Origin::Search, StatusCode::OK), CACHE_SEARCH);
-        assert_eq!(cache_control(Origin::Search, StatusCode::BAD_REQUEST), CACHE_ERROR);
-        assert_eq!(cache_control(Origin::Static, StatusCode::NOT_FOUND), CACHE_ERROR);
-        assert_eq!(cache_control(Origin::Static, StatusCode::METHOD_NOT_ALLOWED), CACHE_NONE);
-    }
-
-    #[test]
-    fn generated_bodies() {
-        assert_eq!(invalid_page_body(Format::Json).unwrap(), br#"{"detail":"Invalid page."}"#);
-        let html = String::from_utf8(invalid_page_body(Format::Html).unwrap()).unwrap();
-        assert!(html.contains("Invalid page."), "{html}");
-        let json = method_not_allowed_body(Format::Json).unwrap();
-        assert_eq!(
-            method_not_allowed_for(&json, Format::Json, &Method::POST),
-            br#"{"detail":"Method \"POST\" not allowed."}"#
-        );
-        assert_eq!(
-            String::from_utf8(json).unwrap(),
-            ApiError::MethodNotAllowed(Method::from_bytes(METHOD_PLACEHOLDER.as_bytes()).unwrap()).body().to_string()
-        );
-        let html = method_not_allowed_body(Format::Html).unwrap();
-        let odd = Method::from_bytes(b"X'Y").unwrap();
-        let page = String::from_utf8(method_not_allowed_for(&html, Format::Html, &odd)).unwrap();
-        assert!(page.contains("X&#39;Y") && !page.contains(METHOD_PLACEHOLDER), "{page}");
     }
 }

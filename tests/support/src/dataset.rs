@@ -1,15 +1,15 @@
-//! Shared helpers of the integration tests: run the real binaries, fixtures, trees.
-
-#![allow(dead_code)]
+//! Datasets and built trees: the repository's fixtures, `../shared/data` when present, the
+//! real `svcdir` binary run on them, and the files of a build read back.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The repository root.
+/// The repository root (this crate is `tests/support` in it).
 pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    root.canonicalize().unwrap_or(root)
 }
 
 /// A fixture dataset under `tests/fixtures/`.
@@ -23,14 +23,14 @@ pub fn shared_data() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("skipped: ../shared/data is absent");
+        svcdir::test_support::skipped("../shared/data is absent");
         None
     }
 }
 
 /// Runs the real `svcdir` binary.
 pub fn svcdir(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_svcdir")).args(args).env_remove("SVCDIR_BASE_URL").output().expect("svcdir runs")
+    Command::new(crate::bin("svcdir")).args(args).env_remove("SVCDIR_BASE_URL").output().expect("svcdir runs")
 }
 
 /// Base URL used by every test build.

@@ -8,8 +8,6 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_svcdir-search");
-
 /// A running server.
 pub struct Server {
     /// The process.
@@ -37,7 +35,7 @@ impl Server {
 
     /// [`Server::start`] with extra environment variables (e.g. `RUST_LOG`).
     pub fn start_with_env(index: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut child = Command::new(BIN)
+        let mut child = Command::new(crate::bin("svcdir-search"))
             .envs(env.iter().copied())
             .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
             .args(["--log-format", "json"])

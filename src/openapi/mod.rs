@@ -6,139 +6,43 @@
 //! tests: `tests/it/openapi.rs` validates every JSON file of a fixture build and a set of
 //! search answers against them, and `make test-contract` runs schemathesis against nginx.
 
+mod page;
+mod schemas;
+
 use serde_json::{Value, json};
 
-use crate::schema::AREA_TYPES;
+pub use page::{PageError, reference, render_page};
+pub use schemas::schemas;
+use schemas::{r, string};
 
 /// Folder of the document's endpoint (`/api/openapi/`, JSON or HTML like every endpoint).
 pub const FOLDER: &str = "api/openapi";
 /// The document's well-known file (`/api/openapi.json`).
 pub const FILE: &str = "api/openapi.json";
 
-fn r(name: &str) -> Value {
-    json!({ "$ref": format!("#/components/schemas/{name}") })
-}
-
-fn string() -> Value {
-    json!({ "type": "string" })
-}
-
-fn uuid() -> Value {
-    json!({ "type": "string", "format": "uuid" })
-}
-
-fn url() -> Value {
-    json!({ "type": "string", "format": "uri" })
-}
-
-fn array(items: Value) -> Value {
-    json!({ "type": "array", "items": items })
-}
-
-/// A closed object: every property required, nothing else allowed.
-fn object(properties: Value) -> Value {
-    let required: Vec<String> = properties.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
-    json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
-}
-
-/// A timestamp with microseconds and the given offset form (behaviour.md).
-fn timestamp(offset: &str) -> Value {
-    json!({ "type": "string", "pattern": format!("^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}\\.[0-9]{{6}}{offset}$") })
-}
-
-/// `components.schemas`: one schema per object kind of `src/views`.
-pub fn schemas() -> Value {
-    let nullable_url = json!({ "type": ["string", "null"], "format": "uri" });
-    let area = |kind: Value| object(json!({ "code": string(), "type": kind, "name": string() }));
-    let service_fields = |areas: &str, last_updated: Value| {
-        object(json!({
-            "id": uuid(), "name": string(), "description": string(), "url": string(), "phone": string(),
-            "email": string(), "categories": array(r("CategoryRef")), "service_areas": array(r(areas)),
-            "organisation": r("OrganisationRef"), "slug": string(), "directory_url": url(), "permalink": url(),
-            "last_updated": last_updated, "locations": array(r("Location")),
-        }))
-    };
-    json!({
-        "Attribution": object(json!({ "text": string(), "url": url() })),
-        "Meta": object(json!({ "licence": url(), "attribution": array(r("Attribution")) })),
-        "Location": object(json!({
-            "id": uuid(), "formatted_address": string(), "name": string(), "description": string(),
-            "street_address": string(), "locality": string(), "region": string(), "state": string(),
-            "postal_code": string(), "country": { "type": "string", "pattern": "^[A-Z]{2}$" },
-            "latitude": { "type": "number", "minimum": -90, "maximum": 90 },
-            "longitude": { "type": "number", "minimum": -180, "maximum": 180 },
-        })),
-        "CategoryRef": object(json!({ "name": string(), "slug": string() })),
-        "ServiceArea": area(json!({ "enum": AREA_TYPES })),
-        "ServiceAreaNumeric": area(json!({ "type": "string", "enum": ["0", "1", "2", "3", "4"] })),
-        "OrganisationRef": object(json!({
-            "id": uuid(), "name": string(), "directory_url": url(), "permalink": url(),
-            "is_claimed": { "type": "boolean" }, "slug": string(),
-        })),
-        "Service": service_fields("ServiceArea", timestamp("\\+00:00")),
-        "ServiceSingle": service_fields("ServiceAreaNumeric", timestamp("Z")),
-        "ServiceSummary": object(json!({
-            "id": uuid(), "name": string(), "description": string(), "url": string(), "phone": string(),
-            "email": string(), "categories": array(r("CategoryRef")), "service_areas": array(r("ServiceAreaNumeric")),
-        })),
-        "Organisation": object(json!({
-            "id": uuid(), "name": string(), "directory_url": url(), "permalink": url(),
-            "is_claimed": { "type": "boolean" }, "slug": string(), "description": string(),
-            "facebook": string(), "twitter": string(), "url": string(), "phone": string(), "email": string(),
-            "last_edited": timestamp("Z"), "services": array(r("ServiceSummary")), "locations": array(r("Location")),
-        })),
-        "Category": object(json!({ "name": string(), "slug": string(), "sub_categories": array(r("Category")) })),
-        "ServicePage": object(json!({
-            "meta": r("Meta"), "count": { "type": "integer", "minimum": 0 }, "next": nullable_url,
-            "previous": nullable_url, "data": array(r("Service")),
-        })),
-        "ServiceResponse": object(json!({ "meta": r("Meta"), "data": r("ServiceSingle") })),
-        "OrganisationResponse": object(json!({ "meta": r("Meta"), "data": r("Organisation") })),
-        "CategoriesResponse": object(json!({ "meta": r("Meta"), "data": array(r("Category")) })),
-        "ServiceAreasResponse": object(json!({ "meta": r("Meta"), "data": array(r("ServiceArea")) })),
-        "OrganisationRefV3": object(json!({ "id": uuid(), "name": string() })),
-        "ServiceV3": object(json!({
-            "id": uuid(), "organisation": r("OrganisationRefV3"), "name": string(), "description": string(),
-            "url": string(), "phone": string(), "email": string(), "categories": array(r("CategoryRef")),
-            "locations": array(r("Location")), "service_areas": array(r("ServiceAreaNumeric")),
-        })),
-        "SearchPageV3": object(json!({
-            "count": { "type": "integer", "minimum": 0 }, "next": nullable_url, "previous": nullable_url,
-            "results": array(r("ServiceV3")),
-        })),
-        "CategoryV3": object(json!({
-            "id": { "type": "integer", "minimum": 1 }, "name": string(), "slug": string(),
-            "parent": { "type": ["integer", "null"], "minimum": 1 },
-        })),
-        "CategoriesV3": array(r("CategoryV3")),
-        "ServiceAreasV3": array(r("ServiceAreaNumeric")),
-        "Detail": object(json!({ "detail": string() })),
-        "BadRequestBody": { "anyOf": [r("ValidationError"), r("Detail")] },
-        "ValidationError": {
-            "type": "object",
-            "description": "Each bad query parameter mapped to its messages, e.g. {\"postcode\": [\"This field is required.\"]}.",
-            "minProperties": 1,
-            "additionalProperties": array(string()),
-        },
-    })
-}
-
 /// `components.headers`: what every response carries (behaviour.md, Routing).
 fn headers() -> Value {
-    let header = |description: &str, example: &str| json!({ "description": description, "schema": { "type": "string" }, "example": example });
-    json!({
-        "Allow": header("Always `GET, HEAD, OPTIONS`.", "GET, HEAD, OPTIONS"),
-        "Vary": header("`Accept` (plus `Accept-Encoding` where gzip applies).", "Accept"),
-        "Access-Control-Allow-Origin": header("Always `*`.", "*"),
-    })
+    let described = |name: &str, value: &str| match name {
+        "Vary" => format!("`{value}` (plus `Accept-Encoding` where gzip applies)."),
+        _ => format!("Always `{value}`."),
+    };
+    crate::api::headers::COMMON
+        .iter()
+        .map(|&(name, value)| {
+            let header =
+                json!({ "description": described(name, value), "schema": { "type": "string" }, "example": value });
+            (name.to_owned(), header)
+        })
+        .collect::<serde_json::Map<String, Value>>()
+        .into()
 }
 
 fn header_refs() -> Value {
-    json!({
-        "Allow": { "$ref": "#/components/headers/Allow" },
-        "Vary": { "$ref": "#/components/headers/Vary" },
-        "Access-Control-Allow-Origin": { "$ref": "#/components/headers/Access-Control-Allow-Origin" },
-    })
+    crate::api::headers::COMMON
+        .iter()
+        .map(|&(name, _)| (name.to_owned(), json!({ "$ref": format!("#/components/headers/{name}") })))
+        .collect::<serde_json::Map<String, Value>>()
+        .into()
 }
 
 /// A response in JSON (`schema`) or its HTML view (`format=api`, or a browser's `Accept`).
@@ -198,6 +102,19 @@ fn operation(id: &str, tag: &str, summary: &str, params: &[&str], ok: Value, err
             "responses": responses,
         }
     })
+}
+
+/// A file served as it is at one path (issue 17), whatever `format` and `Accept` say.
+fn file_operation(id: &str, summary: &str, content_type: &str, schema: Value) -> Value {
+    json!({ "get": {
+        "operationId": id, "tags": ["open data"], "summary": summary,
+        "responses": {
+            "200": { "description": summary, "headers": header_refs(), "content": { content_type: { "schema": schema } } },
+            "400": { "$ref": "#/components/responses/BadRequest" },
+            "404": { "$ref": "#/components/responses/NotFound" },
+            "405": { "$ref": "#/components/responses/MethodNotAllowed" },
+        },
+    } })
 }
 
 /// The whole document, with `servers: [{url: base_url}]`.
@@ -291,6 +208,21 @@ pub fn document(base_url: &str) -> Value {
             &not_found,
         ),
     ];
+    let mut endpoints = endpoints;
+    endpoints.push((
+        "/changes",
+        "getChanges",
+        "open data",
+        "The change record: what each build added, changed and removed, newest first, 100 builds a page",
+        &["page", "format"],
+        response(
+            "A page of the record. Each entry names the services and organisations (ids sorted) a build added, \
+             removed, or whose v4 single-object response changed; `previous` chains the entries; `next` is the \
+             older page.",
+            r("ChangesPage"),
+        ),
+        &not_found,
+    ));
     let mut paths = serde_json::Map::new();
     for (path, id, tag, summary, params, ok, errors) in endpoints {
         // Every endpoint answers with and without its trailing slash, without a redirect.
@@ -306,6 +238,28 @@ pub fn document(base_url: &str) -> Value {
                 "400": { "$ref": "#/components/responses/BadRequest" },
                 "405": { "$ref": "#/components/responses/MethodNotAllowed" } },
         } }),
+    );
+    paths.insert(
+        "/changes/state.json".to_owned(),
+        file_operation("getChangesState", "What the last build held (id → content hash of its v4 response), for the next build's comparison (`svcdir build --previous URL`)", "application/json", r("ChangesState")),
+    );
+    paths.insert(
+        "/downloads/services.ndjson.gz".to_owned(),
+        file_operation(
+            "downloadServices",
+            "Every published service, one v4 single-service object a line, in id order (gzip)",
+            "application/gzip",
+            json!({ "type": "string", "contentMediaType": "application/gzip" }),
+        ),
+    );
+    paths.insert(
+        "/downloads/openreferral-uk.zip".to_owned(),
+        file_operation(
+            "downloadOpenReferralUk",
+            "The Open Referral UK tabular data package: datapackage.json and one CSV per table",
+            "application/zip",
+            json!({ "type": "string", "contentMediaType": "application/zip" }),
+        ),
     );
     json!({
         "openapi": "3.1.0",
@@ -323,6 +277,7 @@ pub fn document(base_url: &str) -> Value {
             { "name": "v4.1", "description": "Version 4.1, under /api/v4/: adds the import." },
             { "name": "v3", "description": "Version 3: bare arrays and `results` pages." },
             { "name": "meta", "description": "This description." },
+            { "name": "open data", "description": "The change record and the bulk downloads. The Open Referral UK form of the directory is under /openreferral/, described by its own document at /openreferral/openapi.json." },
         ],
         "paths": paths,
         "components": {
@@ -332,74 +287,4 @@ pub fn document(base_url: &str) -> Value {
             "headers": headers(),
         },
     })
-}
-
-/// The operations of a document, for its HTML reference page: (method, path, summary,
-/// parameters, responses as `status: schema name`), paths with a trailing slash only.
-pub fn reference(doc: &Value) -> Vec<Value> {
-    let name_of = |v: &Value| {
-        v.get("$ref").and_then(Value::as_str).map(|s| s.rsplit('/').next().unwrap_or(s).to_owned()).unwrap_or_default()
-    };
-    let mut ops = Vec::new();
-    for (path, item) in doc["paths"].as_object().into_iter().flatten() {
-        if !path.ends_with('/') && path != "/api/openapi.json" {
-            continue;
-        }
-        let get = &item["get"];
-        let params: Vec<Value> = get["parameters"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|p| {
-                let param = &doc["components"]["parameters"][name_of(p)];
-                json!({ "name": param["name"], "in": param["in"], "required": param["required"], "description": param["description"] })
-            })
-            .collect();
-        let responses: Vec<Value> = get["responses"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(status, resp)| {
-                let schema = &resp["content"]["application/json"]["schema"];
-                let target = if resp.get("$ref").is_some() {
-                    let resolved = &doc["components"]["responses"][name_of(resp)];
-                    name_of(&resolved["content"]["application/json"]["schema"])
-                } else {
-                    name_of(schema)
-                };
-                json!({ "status": status, "schema": target })
-            })
-            .collect();
-        ops.push(json!({ "method": "GET", "path": path, "summary": get["summary"], "tag": get["tags"][0], "parameters": params, "responses": responses }));
-    }
-    ops
-}
-
-/// Why the reference page could not be rendered.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot render the OpenAPI reference page: {0}")]
-pub struct PageError(#[from] minijinja::Error);
-
-/// The HTML reference page of a document, from `templates/openapi.html`.
-pub fn render_page(doc: &Value) -> Result<String, PageError> {
-    let mut env = minijinja::Environment::new();
-    env.add_template("openapi.html", include_str!("../templates/openapi.html"))?;
-    let schemas: Vec<Value> = doc["components"]["schemas"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(name, schema)| json!({ "name": name, "json": serde_json::to_string_pretty(schema).unwrap_or_default() }))
-        .collect();
-    let info = &doc["info"];
-    let ctx = json!({
-        "title": info["title"],
-        "version": info["version"],
-        "summary": info["summary"],
-        "description": info["description"],
-        "openapi": doc["openapi"],
-        "server": doc["servers"][0]["url"],
-        "operations": reference(doc),
-        "schemas": schemas,
-    });
-    env.get_template("openapi.html")?.render(minijinja::value::Serde(&ctx)).map_err(PageError)
 }

@@ -1,0 +1,91 @@
+//! The bulk downloads of `public/downloads/` (issue 17): every published service in one
+//! gzipped NDJSON file, and the Open Referral UK tabular data package as a zip.
+//!
+//! Both are deterministic: the gzip header carries no time or name, every zip entry the
+//! same fixed time (1980-01-01, the zip epoch) and permissions, and entries come in a fixed
+//! order. They are downloads, served as `application/gzip` and `application/zip`, not
+//! precompressed variants of other files (`crate::compress` never takes them).
+
+use std::io::Write;
+
+use crate::model::Directory;
+use crate::openreferral::{Index, tables};
+use crate::views::Publication;
+use crate::views::v4::{ServiceContext, ServiceView};
+
+/// The folder of the downloads.
+pub const FOLDER: &str = "downloads";
+/// Every published service, one v4 single-service object a line.
+pub const SERVICES_NDJSON_GZ: &str = "downloads/services.ndjson.gz";
+/// The Open Referral UK tabular data package.
+pub const OPENREFERRAL_ZIP: &str = "downloads/openreferral-uk.zip";
+
+/// Every download and its content type (served as they are: never gzip-encoded again).
+pub const FILES: [(&str, &str); 2] = [(SERVICES_NDJSON_GZ, "application/gzip"), (OPENREFERRAL_ZIP, "application/zip")];
+
+/// Why a download could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum DownloadError {
+    /// Serialising a record failed.
+    #[error("cannot serialise {what}: {source}")]
+    Json {
+        /// Which record.
+        what: String,
+        /// The cause.
+        source: serde_json::Error,
+    },
+    /// Compressing failed.
+    #[error("cannot compress {path}: {source}")]
+    Io {
+        /// The download.
+        path: &'static str,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The zip could not be written.
+    #[error("cannot write {OPENREFERRAL_ZIP}: {0}")]
+    Zip(#[from] zip::result::ZipError),
+    /// A CSV table could not be written.
+    #[error("cannot write {OPENREFERRAL_ZIP}: {0}")]
+    Csv(#[from] csv::Error),
+}
+
+/// `services.ndjson.gz`: the `data` of each service's v4 single-service response (the same
+/// view and form), in id order, one a line.
+pub fn services_ndjson_gz(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, DownloadError> {
+    let io = |source| DownloadError::Io { path: SERVICES_NDJSON_GZ, source };
+    let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::default());
+    for service in &dir.services {
+        let view = ServiceView::new(dir, publication, service, ServiceContext::Single);
+        serde_json::to_writer(&mut gz, &view)
+            .map_err(|source| DownloadError::Json { what: format!("service {}", service.id), source })?;
+        gz.write_all(b"\n").map_err(io)?;
+    }
+    gz.finish().map_err(io)
+}
+
+/// `openreferral-uk.zip`: `datapackage.json` at the root, then one CSV per table of the
+/// profile (header row, then rows in id order; empty tables have the header only).
+pub fn openreferral_zip(dir: &Directory, publication: &Publication, index: &Index) -> Result<Vec<u8>, DownloadError> {
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .last_modified_time(zip::DateTime::default())
+        .unix_permissions(0o644);
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let io = |source| DownloadError::Io { path: OPENREFERRAL_ZIP, source };
+    let package = serde_json::to_vec_pretty(&tables::datapackage(publication))
+        .map_err(|source| DownloadError::Json { what: "datapackage.json".into(), source })?;
+    zip.start_file("datapackage.json", options)?;
+    zip.write_all(&package).map_err(io)?;
+    for (table, rows) in tables::rows(dir, publication, index) {
+        let mut csv = csv::Writer::from_writer(Vec::new());
+        csv.write_record(table.columns.iter().map(|c| c.name))?;
+        for row in rows {
+            csv.write_record(&row)?;
+        }
+        let bytes = csv.into_inner().map_err(|e| io(e.into_error()))?;
+        zip.start_file(table.path, options)?;
+        zip.write_all(&bytes).map_err(io)?;
+    }
+    Ok(zip.finish()?.into_inner())
+}

@@ -1,0 +1,147 @@
+//! Sets of services as bitsets: one bit per service, so that the services of a postcode's
+//! areas, of a category subtree or of a `q` are combined with a few thousand word
+//! operations, and `count` is a population count (issue 12).
+//!
+//! This module owns the set type only; which sets exist is `index`, how they combine for a
+//! request is `search::run`.
+
+use crate::model::ServiceIx;
+
+/// A set of services, one bit each, over a fixed number of services.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServiceSet {
+    words: Vec<u64>,
+}
+
+impl ServiceSet {
+    /// The empty set over `services` services.
+    pub fn empty(services: usize) -> ServiceSet {
+        ServiceSet { words: vec![0; services.div_ceil(64)] }
+    }
+
+    /// The set of the given services (each below `services`).
+    pub fn of(services: usize, members: impl IntoIterator<Item = ServiceIx>) -> ServiceSet {
+        let mut set = ServiceSet::empty(services);
+        for ix in members {
+            set.insert(ix);
+        }
+        set
+    }
+
+    /// The set's words, 64 services each, service `i` at bit `i % 64` of word `i / 64`.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Adds `ix`.
+    #[inline]
+    pub fn insert(&mut self, ix: ServiceIx) {
+        if let Some(word) = self.words.get_mut(ix as usize / 64) {
+            *word |= 1 << (ix % 64);
+        }
+    }
+
+    /// Removes `ix`; whether it was there.
+    #[inline]
+    pub fn remove(&mut self, ix: ServiceIx) -> bool {
+        match self.words.get_mut(ix as usize / 64) {
+            Some(word) => {
+                let bit = 1 << (ix % 64);
+                let was = *word & bit != 0;
+                *word &= !bit;
+                was
+            }
+            None => false,
+        }
+    }
+
+    /// Whether `ix` is in the set.
+    #[inline]
+    pub fn contains(&self, ix: ServiceIx) -> bool {
+        self.words.get(ix as usize / 64).is_some_and(|w| w & (1 << (ix % 64)) != 0)
+    }
+
+    /// Adds every member of `other`.
+    pub fn union_with(&mut self, other: &[u64]) {
+        for (a, b) in self.words.iter_mut().zip(other) {
+            *a |= b;
+        }
+    }
+
+    /// Keeps only the members of `other`.
+    pub fn intersect_with(&mut self, other: &[u64]) {
+        for (n, a) in self.words.iter_mut().enumerate() {
+            *a &= other.get(n).copied().unwrap_or(0);
+        }
+    }
+
+    /// Removes every member of `other`.
+    pub fn subtract(&mut self, other: &[u64]) {
+        for (a, b) in self.words.iter_mut().zip(other) {
+            *a &= !b;
+        }
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether the set has no member.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// Number of members that are also in `other`.
+    pub fn len_within(&self, other: &[u64]) -> usize {
+        self.words.iter().zip(other).map(|(a, b)| (a & b).count_ones() as usize).sum()
+    }
+
+    /// Members, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = ServiceIx> + '_ {
+        ones(&self.words)
+    }
+}
+
+/// Members of the set whose words are `words`, ascending.
+pub fn ones(words: &[u64]) -> impl Iterator<Item = ServiceIx> + '_ {
+    words.iter().enumerate().flat_map(|(n, &word)| {
+        let mut rest = word;
+        std::iter::from_fn(move || {
+            if rest == 0 {
+                return None;
+            }
+            let bit = rest.trailing_zeros();
+            rest &= rest - 1;
+            Some(n as ServiceIx * 64 + bit)
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_operations_agree_with_a_plain_set() {
+        let a = ServiceSet::of(200, [0, 5, 63, 64, 130, 199]);
+        let b = ServiceSet::of(200, [5, 64, 65, 199]);
+        assert_eq!(a.iter().collect::<Vec<_>>(), [0, 5, 63, 64, 130, 199]);
+        assert_eq!((a.len(), a.len_within(b.words())), (6, 3));
+        let mut u = a.clone();
+        u.union_with(b.words());
+        assert_eq!(u.iter().collect::<Vec<_>>(), [0, 5, 63, 64, 65, 130, 199]);
+        let mut i = a.clone();
+        i.intersect_with(b.words());
+        assert_eq!(i.iter().collect::<Vec<_>>(), [5, 64, 199]);
+        let mut d = a.clone();
+        d.subtract(b.words());
+        assert_eq!(d.iter().collect::<Vec<_>>(), [0, 63, 130]);
+        assert!(d.remove(63) && !d.remove(63) && !d.contains(63) && d.contains(130));
+        assert!(ServiceSet::empty(10).is_empty() && !a.is_empty());
+        // Out of range: ignored, never a panic.
+        let mut e = ServiceSet::empty(10);
+        e.insert(1000);
+        assert!(e.is_empty() && !e.contains(1000));
+    }
+}

@@ -1,0 +1,338 @@
+//! The Open Referral UK form of the directory (HSDS 3.0, UK profile): the profile's API as
+//! static files under `public/openreferral/`, its OpenAPI document, and the tabular data
+//! package of the bulk downloads.
+//!
+//! This module owns the mapping from the model to the profile's objects (`views`), the
+//! deterministic ids of objects the directory has no id for (`ids`), the order of every list
+//! ([`Index`]), and the files of each piece of work ([`Job`]); `crate::render` runs the jobs
+//! beside its own. README, "Open Referral UK", lists what maps where and what has no home.
+
+pub mod openapi;
+pub mod tables;
+pub mod views;
+
+use uuid::Uuid;
+
+use crate::model::{CategoryIx, Directory, LocationIx, ServiceIx};
+use crate::render::{OutputFile, RenderContext, RenderError};
+use views::{
+    OrganizationView, Page, Root, ServiceAtLocationView, ServiceDepth, ServiceView, TaxonomyTermView, TaxonomyView,
+};
+
+/// The folder of the ORUK API under the output directory, and its URL prefix.
+pub const FOLDER: &str = "openreferral";
+/// The HSDS version the profile is a profile of.
+pub const HSDS_VERSION: &str = "3.0";
+/// The profile's home.
+pub const PROFILE_URL: &str = "https://github.com/openreferral/uk-profile";
+
+/// Deterministic UUIDv5 ids for the objects the directory has no id for. Services,
+/// organisations and locations keep their own ids (UUIDs already).
+pub mod ids {
+    use uuid::{Uuid, uuid};
+
+    /// The namespace of every derived id: UUIDv5 of
+    /// `https://github.com/openreferral/uk-profile#svcdir` in the URL namespace.
+    pub const NAMESPACE: Uuid = uuid!("665373c6-ebe5-56a5-9ae7-b2c9000195c5");
+
+    /// UUIDv5 of `kind:part1:part2...` in [`NAMESPACE`].
+    pub fn derived(kind: &str, parts: &[&str]) -> Uuid {
+        let mut name = kind.to_owned();
+        for part in parts {
+            name.push(':');
+            name.push_str(part);
+        }
+        Uuid::new_v5(&NAMESPACE, name.as_bytes())
+    }
+
+    /// A service at a location.
+    pub fn service_at_location(service: Uuid, location: Uuid) -> Uuid {
+        derived("service_at_location", &[&service.to_string(), &location.to_string()])
+    }
+
+    /// The taxonomy term of the category with this (v3) id.
+    pub fn taxonomy_term(category_id: u32) -> Uuid {
+        derived("taxonomy_term", &[&category_id.to_string()])
+    }
+
+    /// The one taxonomy: the directory's category tree.
+    pub fn taxonomy() -> Uuid {
+        derived("taxonomy", &["categories"])
+    }
+}
+
+/// The lists of the API, each paged like the import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum List {
+    /// `/services`.
+    Services,
+    /// `/service_at_locations`.
+    ServiceAtLocations,
+    /// `/organizations`.
+    Organizations,
+    /// `/taxonomies`.
+    Taxonomies,
+    /// `/taxonomy_terms`.
+    TaxonomyTerms,
+}
+
+impl List {
+    /// Every list.
+    pub const ALL: [List; 5] =
+        [List::Services, List::ServiceAtLocations, List::Organizations, List::Taxonomies, List::TaxonomyTerms];
+
+    /// The path segment after `/openreferral/`.
+    pub fn name(self) -> &'static str {
+        match self {
+            List::Services => "services",
+            List::ServiceAtLocations => "service_at_locations",
+            List::Organizations => "organizations",
+            List::Taxonomies => "taxonomies",
+            List::TaxonomyTerms => "taxonomy_terms",
+        }
+    }
+}
+
+/// Where the files live under the output directory.
+pub mod paths {
+    use super::{FOLDER, List};
+
+    /// The root document's folder.
+    pub const ROOT: &str = FOLDER;
+    /// The profile's OpenAPI document, also at `/openreferral/openapi.json`.
+    pub const OPENAPI: &str = "openreferral/openapi";
+    /// The OpenAPI document under its well-known name.
+    pub const OPENAPI_FILE: &str = "openreferral/openapi.json";
+
+    /// Folder of a list's page 1 (also its `?page=1`).
+    pub fn list(list: List) -> String {
+        format!("{FOLDER}/{}", list.name())
+    }
+
+    /// Folder of page `n` of a list.
+    pub fn list_page(list: List, n: usize) -> String {
+        format!("{FOLDER}/{}/page/{n}", list.name())
+    }
+
+    /// Folder of a named page of a list (`last`).
+    pub fn list_page_named(list: List, name: &str) -> String {
+        format!("{FOLDER}/{}/page/{name}", list.name())
+    }
+
+    /// Folder of one object of a list's kind, by id.
+    pub fn object(list: List, id: &str) -> String {
+        format!("{FOLDER}/{}/{id}", list.name())
+    }
+}
+
+/// The order of every list: by id, as the profile's ids are compared.
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    /// Every service at each of its locations, by derived id.
+    pub service_at_locations: Vec<(Uuid, ServiceIx, LocationIx)>,
+    /// Every category, by derived term id.
+    pub terms: Vec<(Uuid, CategoryIx)>,
+}
+
+impl Index {
+    /// Orders a directory's derived objects.
+    pub fn new(dir: &Directory) -> Index {
+        let mut service_at_locations: Vec<(Uuid, ServiceIx, LocationIx)> = dir
+            .services
+            .iter()
+            .enumerate()
+            .flat_map(|(s, service)| service.locations.iter().map(move |&l| (s as ServiceIx, l, service.id)))
+            .map(|(s, l, service_id)| (ids::service_at_location(service_id, dir.locations[l as usize].id), s, l))
+            .collect();
+        service_at_locations.sort_unstable();
+        service_at_locations.dedup_by_key(|e| e.0);
+        let mut terms: Vec<(Uuid, CategoryIx)> = dir
+            .categories
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(ix, node)| (ids::taxonomy_term(node.id), ix as CategoryIx))
+            .collect();
+        terms.sort_unstable();
+        Index { service_at_locations, terms }
+    }
+
+    /// Number of items of a list.
+    pub fn len(&self, dir: &Directory, list: List) -> usize {
+        match list {
+            List::Services => dir.services.len(),
+            List::ServiceAtLocations => self.service_at_locations.len(),
+            List::Organizations => dir.organisations.len(),
+            List::Taxonomies => 1,
+            List::TaxonomyTerms => self.terms.len(),
+        }
+    }
+}
+
+/// One unit of rendering work of the ORUK API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    /// `/openreferral/` and the profile's OpenAPI document.
+    Root,
+    /// `/openreferral/services/{id}`.
+    Service(ServiceIx),
+    /// `/openreferral/organizations/{id}`.
+    Organization(u32),
+    /// `/openreferral/service_at_locations/{id}`, by position in [`Index::service_at_locations`].
+    ServiceAtLocation(usize),
+    /// `/openreferral/taxonomies/{id}`.
+    Taxonomy,
+    /// `/openreferral/taxonomy_terms/{id}`, by position in [`Index::terms`].
+    TaxonomyTerm(usize),
+    /// Page `n` (from 1) of a list.
+    Page(List, usize),
+}
+
+/// Number of pages of a list of `len` items (at least 1).
+pub fn pages(len: usize, size: usize) -> usize {
+    len.div_ceil(size).max(1)
+}
+
+/// Every job, in a fixed order.
+pub fn jobs(ctx: &RenderContext<'_>) -> Vec<Job> {
+    let dir = ctx.dir;
+    let mut jobs = vec![Job::Root, Job::Taxonomy];
+    for list in List::ALL {
+        let n = pages(ctx.oruk.len(dir, list), ctx.import_page_size);
+        jobs.extend((1..=n).map(|page| Job::Page(list, page)));
+    }
+    jobs.extend((0..dir.services.len() as ServiceIx).map(Job::Service));
+    jobs.extend((0..dir.organisations.len() as u32).map(Job::Organization));
+    jobs.extend((0..ctx.oruk.service_at_locations.len()).map(Job::ServiceAtLocation));
+    jobs.extend((0..ctx.oruk.terms.len()).map(Job::TaxonomyTerm));
+    jobs
+}
+
+/// The files of one job.
+pub fn render(ctx: &RenderContext<'_>, job: Job) -> Result<Vec<OutputFile>, RenderError> {
+    let dir = ctx.dir;
+    let publication = ctx.publication;
+    let object = |list: List, id: Uuid, title: &str, body: &dyn erased::Body| {
+        let folder = paths::object(list, &id.to_string());
+        crate::render::endpoint(&folder, &format!("/{folder}/"), title, &body.value(&folder)?)
+    };
+    match job {
+        Job::Root => {
+            let root = Root {
+                version: HSDS_VERSION,
+                profile: PROFILE_URL,
+                openapi_url: format!("{}/{}", publication.base_url, paths::OPENAPI_FILE),
+            };
+            let mut files = crate::render::endpoint(paths::ROOT, "/openreferral/", "Open Referral UK", &root)?;
+            let doc = openapi::document(&publication.base_url);
+            let api =
+                crate::render::endpoint(paths::OPENAPI, "/openreferral/openapi/", "Open Referral UK: OpenAPI", &doc)?;
+            let json = api[0].bytes.clone();
+            files.extend(api);
+            files.push(OutputFile { path: paths::OPENAPI_FILE.to_owned(), bytes: json });
+            Ok(files)
+        }
+        Job::Service(ix) => {
+            let service = &dir.services[ix as usize];
+            let view = ServiceView::new(dir, publication, service, ServiceDepth::Full);
+            object(List::Services, service.id, &service.name, &view)
+        }
+        Job::Organization(ix) => {
+            let org = &dir.organisations[ix as usize];
+            object(List::Organizations, org.id, &org.name, &OrganizationView::full(dir, publication, org))
+        }
+        Job::ServiceAtLocation(pos) => {
+            let (id, s, l) = ctx.oruk.service_at_locations[pos];
+            let service = &dir.services[s as usize];
+            let view = ServiceAtLocationView::new(dir, publication, service, &dir.locations[l as usize], true);
+            object(List::ServiceAtLocations, id, &service.name, &view)
+        }
+        Job::Taxonomy => {
+            let view = TaxonomyView::new(dir, publication, Some(&ctx.oruk.terms));
+            object(List::Taxonomies, view.id, views::TAXONOMY_NAME, &view)
+        }
+        Job::TaxonomyTerm(pos) => {
+            let (id, ix) = ctx.oruk.terms[pos];
+            let view = TaxonomyTermView::new(dir, publication, ix);
+            object(List::TaxonomyTerms, id, &dir.categories.nodes[ix as usize].name, &view)
+        }
+        Job::Page(list, n) => render_page(ctx, list, n),
+    }
+}
+
+fn render_page(ctx: &RenderContext<'_>, list: List, n: usize) -> Result<Vec<OutputFile>, RenderError> {
+    let dir = ctx.dir;
+    let publication = ctx.publication;
+    let size = ctx.import_page_size;
+    let len = ctx.oruk.len(dir, list);
+    let range = ((n - 1) * size).min(len)..(n * size).min(len);
+    let page = |contents: Vec<serde_json::Value>| Page {
+        total_items: len,
+        total_pages: pages(len, size),
+        page_number: n,
+        size: contents.len(),
+        first_page: n == 1,
+        last_page: n >= pages(len, size),
+        empty: len == 0,
+        contents,
+    };
+    let folder = paths::list_page(list, n);
+    let value = |body: &dyn erased::Body| body.value(&folder);
+    let contents: Vec<serde_json::Value> = match list {
+        List::Services => dir.services[range]
+            .iter()
+            .map(|s| value(&ServiceView::new(dir, publication, s, ServiceDepth::List)))
+            .collect::<Result<_, _>>()?,
+        List::ServiceAtLocations => ctx.oruk.service_at_locations[range]
+            .iter()
+            .map(|&(_, s, l)| {
+                let service = &dir.services[s as usize];
+                value(&ServiceAtLocationView::list(dir, publication, service, &dir.locations[l as usize]))
+            })
+            .collect::<Result<_, _>>()?,
+        List::Organizations => dir.organisations[range]
+            .iter()
+            .map(|o| value(&OrganizationView::flat(publication, o)))
+            .collect::<Result<_, _>>()?,
+        List::Taxonomies => {
+            range.map(|_| value(&TaxonomyView::new(dir, publication, None))).collect::<Result<_, _>>()?
+        }
+        List::TaxonomyTerms => ctx.oruk.terms[range]
+            .iter()
+            .map(|&(_, ix)| value(&TaxonomyTermView::new(dir, publication, ix)))
+            .collect::<Result<_, _>>()?,
+    };
+    let body = page(contents);
+    let title = format!("Open Referral UK: {}, page {n}", list.name());
+    let base = format!("/{}/", paths::list(list));
+    let mut files = crate::render::endpoint(&folder, &format!("{base}?page={n}"), &title, &body)?;
+    if n == 1 {
+        files.extend(crate::render::endpoint(&paths::list(list), &base, &title, &body)?);
+    }
+    // `?page=last`, as for the import.
+    if n == pages(len, size) {
+        let last = crate::search::PageNumber::LAST;
+        files.extend(crate::render::endpoint(
+            &paths::list_page_named(list, last),
+            &format!("{base}?page={last}"),
+            &title,
+            &body,
+        )?);
+    }
+    Ok(files)
+}
+
+/// A view of any type as a JSON value, so that one closure renders every kind of object.
+mod erased {
+    use crate::render::RenderError;
+
+    pub trait Body {
+        fn value(&self, path: &str) -> Result<serde_json::Value, RenderError>;
+    }
+
+    impl<T: serde::Serialize> Body for T {
+        fn value(&self, path: &str) -> Result<serde_json::Value, RenderError> {
+            serde_json::to_value(self).map_err(|source| RenderError::Json { path: path.to_owned(), source })
+        }
+    }
+}

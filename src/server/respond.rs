@@ -1,0 +1,218 @@
+//! The answers of the two search paths: the search run on the state in force, its JSON
+//! envelope around the results rendered at build time, `next` and `previous`, the HTML view
+//! when it is negotiated, OPTIONS, 404 and 405, and [`ApiError`] as a response.
+
+use std::sync::Arc;
+
+use axum::extract::{Extension, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get};
+use serde::Serialize;
+
+use super::state::{AppState, LiveState};
+use crate::api::ApiError;
+use crate::api::headers::{HTML, JSON};
+use crate::api::negotiate::{self, Format};
+use crate::api::routing::{V3_PATH, V4_PATH};
+use crate::render::html::{HtmlView, render_html};
+use crate::search::{self, ApiVersion, Deadline, RawQuery, ResultPage};
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::to_vec(&self.body()).unwrap_or_else(|_| b"{}".to_vec());
+        with_error_headers(&self, (self.status(), [(header::CONTENT_TYPE, JSON)], body).into_response())
+    }
+}
+
+/// Adds the headers `error`'s status calls for ([`ApiError::extra_headers`]) to `response`.
+pub fn with_error_headers(error: &ApiError, mut response: Response) -> Response {
+    for (name, value) in error.extra_headers() {
+        response.headers_mut().insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+    }
+    response
+}
+
+pub(super) fn endpoint(version: ApiVersion) -> MethodRouter<Arc<LiveState>> {
+    // `get` also answers HEAD: axum runs the GET handler and drops the body.
+    get(
+        move |State(live): State<Arc<LiveState>>,
+              deadline: Option<Extension<Deadline>>,
+              uri: Uri,
+              headers: HeaderMap| async move {
+            // Inline on the worker, not on the blocking pool: `spawn_blocking` cost 28% of the
+            // throughput and doubled the RSS in `make bench-search` (10,000 services: 12,181
+            // vs 16,964 requests/s, p99 11.7 vs 8.1 ms). The time limit reaches the search as
+            // a deadline it checks itself (see `time_limit`).
+            let deadline = deadline.map_or(Deadline::NONE, |Extension(d)| d);
+            search_response(&live.load(), version, &uri, &headers, deadline)
+        },
+    )
+    .options(|uri: Uri, headers: HeaderMap| async move { options(&uri, &headers) })
+    .fallback(|method: Method, uri: Uri, headers: HeaderMap| async move {
+        error_response(ApiError::MethodNotAllowed(method), &uri, &headers, "Method not allowed")
+    })
+}
+
+/// OPTIONS: 200, the headers, no body.
+fn options(uri: &Uri, headers: &HeaderMap) -> Response {
+    let query = RawQuery::parse(uri.query().unwrap_or(""));
+    let content_type = match negotiate::negotiate(&query, headers) {
+        Ok(Format::Html) => HTML,
+        _ => JSON,
+    };
+    (StatusCode::OK, [(header::CONTENT_TYPE, content_type)]).into_response()
+}
+
+/// 404 `{"detail": "Not found."}` (or its HTML view): the fallback of [`super::app`].
+pub async fn not_found(uri: Uri, headers: HeaderMap) -> Response {
+    error_response(ApiError::NotFound, &uri, &headers, "Not found")
+}
+
+fn error_response(error: ApiError, uri: &Uri, headers: &HeaderMap, title: &str) -> Response {
+    let query = RawQuery::parse(uri.query().unwrap_or(""));
+    match negotiate::negotiate(&query, headers) {
+        Ok(format) => {
+            let target = Target { uri, query: &query, title, size_hint: 256 };
+            respond(format, error.status(), &error.body(), &target)
+        }
+        Err(unknown_format) => unknown_format.into_response(),
+    }
+}
+
+/// The request as the HTML view names it, and the expected size of the JSON body.
+struct Target<'a> {
+    uri: &'a Uri,
+    query: &'a RawQuery,
+    title: &'a str,
+    size_hint: usize,
+}
+
+fn search_response(
+    state: &AppState,
+    version: ApiVersion,
+    uri: &Uri,
+    headers: &HeaderMap,
+    deadline: Deadline,
+) -> Response {
+    let query = RawQuery::parse(uri.query().unwrap_or(""));
+    let format = match negotiate::negotiate(&query, headers) {
+        Ok(format) => format,
+        Err(unknown_format) => return unknown_format.into_response(),
+    };
+    let (title, path) = match version {
+        ApiVersion::V4 => ("Service search", V4_PATH),
+        ApiVersion::V3 => ("Search (v3)", V3_PATH),
+    };
+    let mut target = Target { uri, query: &query, title, size_hint: 256 };
+    let dir = state.index().directory();
+    let page = search::params::parse(&query, dir, version)
+        .map_err(ApiError::BadRequest)
+        .and_then(|params| search::run::run(state.index(), &params, deadline).map_err(ApiError::from));
+    let page = match page {
+        Ok(page) => page,
+        Err(error) => return with_error_headers(&error, respond(format, error.status(), &error.body(), &target)),
+    };
+    let (next, previous) = links(&state.publication().base_url, path, &query, &page);
+    let index = state.index();
+    let size = page.hits.iter().map(|hit| index.rendered(version, hit.service).len() + 1).sum::<usize>();
+    let mut body = Vec::with_capacity(size + 1024);
+    // The envelope written field by field as serde writes `PagedEnvelope` (v4) and
+    // `SearchPage` (v3); each result is the JSON rendered at build time, copied as bytes.
+    let list = match version {
+        ApiVersion::V4 => {
+            body.extend_from_slice(b"{\"meta\":");
+            body.extend_from_slice(&state.meta_json);
+            body.extend_from_slice(b",\"count\":");
+            "data"
+        }
+        ApiVersion::V3 => {
+            body.extend_from_slice(b"{\"count\":");
+            "results"
+        }
+    };
+    body.extend_from_slice(page.count.to_string().as_bytes());
+    body.extend_from_slice(b",\"next\":");
+    write_json(&mut body, &next);
+    body.extend_from_slice(b",\"previous\":");
+    write_json(&mut body, &previous);
+    body.extend_from_slice(format!(",\"{list}\":[").as_bytes());
+    for (n, hit) in page.hits.iter().enumerate() {
+        if n > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(index.rendered(version, hit.service));
+    }
+    body.extend_from_slice(b"]}");
+    target.size_hint = body.len();
+    respond_encoded(format, StatusCode::OK, body, &target)
+}
+
+/// Appends `value` as JSON (an `Option<String>` cannot fail to serialise).
+fn write_json(out: &mut Vec<u8>, value: &Option<String>) {
+    if serde_json::to_writer(&mut *out, value).is_err() {
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// `next` and `previous` (behaviour.md, Search 8): absolute, from the configured base URL
+/// and the version's canonical path; every parameter the client sent, in its order, with
+/// `page` dropped and the new `page` appended (`format` is kept, so an HTML page links to
+/// HTML pages); page 2's `previous` has no `page`.
+pub fn links(base_url: &str, path: &str, query: &RawQuery, page: &ResultPage) -> (Option<String>, Option<String>) {
+    let url = |qs: String| {
+        if qs.is_empty() { format!("{base_url}{path}") } else { format!("{base_url}{path}?{qs}") }
+    };
+    let next = page.has_next.then(|| url(query.encode_with("page", Some(("page", &(page.page + 1).to_string())))));
+    let previous = page.has_previous.then(|| match page.page {
+        2 => url(query.encode_with("page", None)),
+        n => url(query.encode_with("page", Some(("page", &(n - 1).to_string())))),
+    });
+    (next, previous)
+}
+
+/// Serialises `body` as JSON, or shows it in the HTML view.
+fn respond<T: Serialize>(format: Format, status: StatusCode, body: &T, target: &Target<'_>) -> Response {
+    let mut bytes = Vec::with_capacity(target.size_hint);
+    match serde_json::to_writer(&mut bytes, body) {
+        Ok(()) => respond_encoded(format, status, bytes, target),
+        Err(_) => ApiError::Internal.into_response(),
+    }
+}
+
+/// Sends JSON already encoded, or shows it in the HTML view.
+fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &Target<'_>) -> Response {
+    match format {
+        Format::Json => (status, [(header::CONTENT_TYPE, JSON)], bytes).into_response(),
+        Format::Html => {
+            let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                return ApiError::Internal.into_response();
+            };
+            let request = target.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/").to_owned();
+            let qs = target.query.encode_with("format", Some(("format", "json")));
+            let json_url = format!("{}?{qs}", target.uri.path());
+            let view = HtmlView::of_json(target.title, request, status.as_u16(), &value, json_url);
+            match render_html(&view) {
+                Ok(html) => (status, [(header::CONTENT_TYPE, HTML)], html).into_response(),
+                Err(err) => {
+                    tracing::error!(error = %err, "the HTML view failed; answered 500");
+                    ApiError::Internal.into_response()
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_carry_the_headers_their_status_calls_for() {
+        let throttled = ApiError::Overloaded.into_response();
+        assert_eq!(throttled.headers()[header::RETRY_AFTER], "1");
+        assert_eq!(throttled.headers()[header::CONTENT_TYPE], JSON);
+        assert_eq!(ApiError::TimedOut.into_response().headers()[header::CONNECTION], "close");
+        assert!(ApiError::NotFound.into_response().headers().get(header::CONNECTION).is_none());
+    }
+}

@@ -1,0 +1,170 @@
+//! The bulk downloads (issue 17): `services.ndjson.gz` holds each published service's v4
+//! single-service object, one a line; `openreferral-uk.zip` is a tabular data package that
+//! `frictionless validate` accepts (PyPI `frictionless`, installed by `.ci/run` into
+//! `target/frictionless-venv`; skipped with a message when absent); both are deterministic,
+//! and `--precompress` leaves them alone.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{self, assert_ok, fixture, read_tree};
+
+fn built(extra: &[&str]) -> (tempfile::TempDir, BTreeMap<String, Vec<u8>>) {
+    let work = tempfile::tempdir().unwrap();
+    let mut args = vec!["--import-page-size", "4"];
+    args.extend_from_slice(extra);
+    assert_ok(&common::build(&fixture("small"), work.path(), &args));
+    let tree = read_tree(&work.path().join("public"));
+    (work, tree)
+}
+
+fn unzip(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    (0..archive.len())
+        .map(|i| {
+            let mut file = archive.by_index(i).unwrap();
+            let mut content = Vec::new();
+            file.read_to_end(&mut content).unwrap();
+            (file.name().unwrap().into_owned(), content)
+        })
+        .collect()
+}
+
+/// The `frictionless` command: `$FRICTIONLESS`, else the venv `.ci/run` makes, else `PATH`.
+fn frictionless() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("FRICTIONLESS").map(PathBuf::from),
+        Some(common::repo().join("target/frictionless-venv/bin/frictionless")),
+    ];
+    if let Some(found) = candidates.into_iter().flatten().find(|p| p.is_file()) {
+        return Some(found);
+    }
+    match Command::new("frictionless").arg("--version").output() {
+        Ok(out) if out.status.success() => Some(PathBuf::from("frictionless")),
+        _ => {
+            svcdir::test_support::skipped(
+                "frictionless is not installed (.ci/run installs it into target/frictionless-venv)",
+            );
+            None
+        }
+    }
+}
+
+fn validate(frictionless: &Path, package: &Path) -> (bool, String) {
+    let out = Command::new(frictionless)
+        .args(["validate", "--json"])
+        .arg(package)
+        .current_dir(package.parent().unwrap())
+        .output()
+        .expect("frictionless runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap_or(Value::Null);
+    (out.status.success() && report["valid"] == true, text)
+}
+
+#[test]
+fn the_ndjson_has_one_line_per_published_service_with_its_v4_object() {
+    let (_work, tree) = built(&[]);
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&tree["downloads/services.ndjson.gz"][..]).read_to_string(&mut text).unwrap();
+    assert!(text.ends_with('\n'));
+    let lines: Vec<&str> = text.lines().collect();
+    let import: Value = serde_json::from_slice(&tree["api/v4/import/index.json"]).unwrap();
+    assert_eq!(lines.len() as u64, import["count"].as_u64().unwrap(), "one line per published service");
+    let mut ids = Vec::new();
+    for line in lines {
+        let object: Value = serde_json::from_str(line).unwrap();
+        let id = object["id"].as_str().unwrap().to_owned();
+        let single: Value = serde_json::from_slice(&tree[&format!("api/v4/services/{id}/index.json")]).unwrap();
+        assert_eq!(object, single["data"], "{id}: the single-service object");
+        ids.push(id);
+    }
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted, "in id order");
+    assert!(!text.contains("5e000000-0000-4000-8000-000000000006"), "no unpublished service (Retired Service)");
+}
+
+#[test]
+fn the_data_package_passes_frictionless_validate() {
+    let (work, tree) = built(&[]);
+    let entries = unzip(&tree["downloads/openreferral-uk.zip"]);
+    assert_eq!(entries[0].0, "datapackage.json", "the descriptor first, at the root");
+    let package: Value = serde_json::from_slice(&entries[0].1).unwrap();
+    let paths: Vec<&str> =
+        package["resources"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
+    let names: Vec<&str> = entries[1..].iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(paths, names, "one CSV per resource");
+    let services = String::from_utf8(entries.iter().find(|(n, _)| n == "services.csv").unwrap().1.clone()).unwrap();
+    let import: Value = serde_json::from_slice(&tree["api/v4/import/index.json"]).unwrap();
+    let rows = csv::Reader::from_reader(services.as_bytes()).records().count();
+    assert_eq!(rows as u64, import["count"].as_u64().unwrap());
+
+    let Some(frictionless) = frictionless() else { return };
+    let dir = work.path().join("package");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bytes) in &entries {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let (valid, report) = validate(&frictionless, &dir.join("datapackage.json"));
+    assert!(valid, "{report}");
+    // The check can fail: a malformed uuid and a dangling organisation are refused.
+    let broken = services.replacen("5e000000-0000-4000-8000-000000000001", "not-a-uuid", 1);
+    std::fs::write(dir.join("services.csv"), broken).unwrap();
+    let (valid, report) = validate(&frictionless, &dir.join("datapackage.json"));
+    assert!(!valid, "{report}");
+}
+
+#[test]
+fn the_tables_are_the_profiles() {
+    let Some(profile) = crate::openreferral::profile() else { return };
+    for table in svcdir::openreferral::tables::TABLES {
+        let schema: Value =
+            serde_json::from_slice(&std::fs::read(profile.join(format!("schema/{}.json", table.name))).unwrap())
+                .unwrap();
+        assert_eq!(schema["path"], table.path, "{}", table.name);
+        let scalar: Vec<(&String, &Value)> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(_, p)| p["type"].is_string() && p["type"] != "array" && p["type"] != "object")
+            .collect();
+        let names: Vec<&str> = scalar.iter().map(|(n, _)| n.as_str()).collect();
+        let ours: Vec<&str> = table.columns.iter().map(|c| c.name).collect();
+        assert_eq!(ours, names, "{}: columns", table.name);
+        let required: Vec<&Value> = schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .chain(schema["tabular_required"].as_array().into_iter().flatten())
+            .collect();
+        for (column, (name, property)) in table.columns.iter().zip(&scalar) {
+            use svcdir::openreferral::tables::Kind;
+            let expected = match (property["type"].as_str(), property["format"].as_str()) {
+                (Some("number"), _) => Kind::Number,
+                (_, Some("uuid")) => Kind::Uuid,
+                (_, Some("email")) => Kind::Email,
+                (_, Some("uri")) => Kind::Uri,
+                (_, Some("date-time")) => Kind::DateTime,
+                _ => Kind::Text,
+            };
+            assert_eq!(column.kind, expected, "{}.{name}", table.name);
+            assert_eq!(column.required, required.iter().any(|r| *r == *name), "{}.{name} required", table.name);
+            let values: Option<Vec<&str>> =
+                property["enum"].as_array().map(|v| v.iter().map(|s| s.as_str().unwrap()).collect());
+            assert_eq!(column.values.map(<[&str]>::to_vec), values, "{}.{name} values", table.name);
+        }
+    }
+}
+
+#[test]
+fn precompress_leaves_the_downloads_alone() {
+    let (_work, tree) = built(&["--precompress"]);
+    let downloads: Vec<&String> = tree.keys().filter(|p| p.starts_with("downloads/")).collect();
+    assert_eq!(downloads, ["downloads/openreferral-uk.zip", "downloads/services.ndjson.gz"]);
+    assert!(tree.contains_key("openreferral/services/index.json.gz"), "ORUK documents are precompressed");
+}

@@ -1,0 +1,20 @@
+//! What svcdir's integration test targets (`tests/it`, `tests/e2e`, `tests/hardening`,
+//! `tests/search`) share, as a crate of its own so that no target includes another's files:
+//! the real binaries ([`bin`]), datasets and built trees ([`dataset`]), and `svcdir-search`
+//! as a running process ([`search_server`]). The in-memory test directory is the library's
+//! own (`svcdir::test_support::directory`), so unit tests use it too.
+
+pub mod dataset;
+pub mod search_server;
+
+use std::path::PathBuf;
+
+/// A binary of this package (`svcdir`, `svcdir-search`), as cargo built it for the tests:
+/// beside the `deps/` folder that holds the running test executable.
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps/<test>");
+    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.is_file(), "{} is not built (cargo builds the binaries before the tests)", path.display());
+    path
+}
