@@ -2,8 +2,8 @@
 //! the `Content-Type` nginx would send for the file, the `Cache-Control` of the cache
 //! policy for the answer it makes, and `Content-Encoding` for a precompressed variant.
 
-use super::{content_type, routes};
 use super::headers::{CACHE_ERROR, CACHE_NONE, CACHE_STATIC};
+use super::{content_type, routes};
 use crate::render::paths;
 use crate::write::MANIFEST;
 

@@ -143,7 +143,13 @@ fn the_bucket_holds_exactly_the_tree_with_the_headers_nginx_sends() {
             (_, Some(plain)) if files.contains_key(plain) => (plain, Some("br")),
             _ => (rel.as_str(), None),
         };
-        let content_type = if plain.ends_with(".html") { "text/html; charset=utf-8" } else { "application/json" };
+        // As nginx sends them: the downloads (issue 17) as they are, by their own type.
+        let content_type = match plain.rsplit_once('.').map(|(_, ext)| ext) {
+            Some("html") => "text/html; charset=utf-8",
+            Some("zip") => "application/zip",
+            Some("gz") => "application/gzip",
+            _ => "application/json",
+        };
         let cache = match plain {
             "_manifest.json" => "no-store",
             p if p.starts_with("_errors/") => "public, max-age=60",
@@ -154,6 +160,9 @@ fn the_bucket_holds_exactly_the_tree_with_the_headers_nginx_sends() {
         assert_eq!(object.content_encoding.as_deref(), encoding, "{rel}");
     }
     assert!(objects.keys().any(|k| k.ends_with(".html.br")) && objects.keys().any(|k| k.ends_with(".json.gz")));
+    assert!(
+        objects.contains_key("downloads/openreferral-uk.zip") && objects.contains_key("downloads/services.ndjson.gz")
+    );
 }
 
 #[test]
@@ -198,6 +207,53 @@ fn a_changed_dataset_uploads_only_what_changed_and_deletes_what_is_gone() {
     let (changed_back, gone_back) = diff(&new, &site.files());
     assert_eq!((n(&third, "uploaded") as usize, n(&third, "deleted") as usize), (changed_back, gone_back));
     assert_exact(&s3.objects(&bucket, "v1"), &site);
+}
+
+#[test]
+fn uploads_go_before_the_lists_before_the_manifest_before_the_deletes() {
+    let Some(s3) = S3Server::shared() else { return };
+    let bucket = s3.bucket("order");
+    let site = Site::new(false);
+    let env = S3Server::env_for(&s3.endpoint());
+    let to = format!("s3://{bucket}/o");
+    ok(&publish(&site.public, &to, &env, &[]));
+    // A rebuild without one service: files change, others go. Published through a proxy
+    // that records when each request started and finished.
+    site.build(true);
+    let proxy = Proxy::start(s3.port, 0, Duration::ZERO);
+    let second = ok(&publish(&site.public, &to, &S3Server::env_for(&proxy.endpoint()), &[]));
+    assert!(n(&second, "uploaded") > 1 && n(&second, "deleted") > 0, "{second}");
+    let events = proxy.counts.events.lock().unwrap().clone();
+    let prefix = format!("/{bucket}/o/");
+    let rel = |target: &str| target.strip_prefix(&prefix).map(|r| r.split('?').next().unwrap_or(r).to_owned());
+    let is_delete = |method: &str, target: &str| method == "DELETE" || (method == "POST" && target.contains("delete"));
+    let index = |pred: &dyn Fn(&(bool, String, String)) -> bool, last: bool| {
+        let found = if last { events.iter().rposition(pred) } else { events.iter().position(pred) };
+        found.unwrap_or_else(|| panic!("no such request in {events:?}"))
+    };
+    let file_put = |e: &(bool, String, String), want: &dyn Fn(&str) -> bool| {
+        e.1 == "PUT" && rel(&e.2).is_some_and(|r| r != "_manifest.json" && want(&r))
+    };
+    // Stages as src/api/objects.rs sorts them (unit-tested there): every resource and page
+    // in place before a list that links to it starts.
+    let stage = |r: &str| svcdir::api::objects::upload_stage(r).0;
+    let first_list_start = index(&|e| !e.0 && file_put(e, &|r| stage(r) == 2), false);
+    let earlier_done = events.iter().rposition(|e| e.0 && file_put(e, &|r| stage(r) < 2));
+    if let Some(earlier_done) = earlier_done {
+        assert!(earlier_done < first_list_start, "a list was sent before the files it links to");
+    }
+    let last_file_done = index(&|e| e.0 && file_put(e, &|_| true), true);
+    let first_delete = index(&|e| !e.0 && is_delete(&e.1, &e.2), false);
+    let last_delete_done = index(&|e| e.0 && is_delete(&e.1, &e.2), true);
+    let manifest_put = |e: &(bool, String, String)| e.1 == "PUT" && rel(&e.2).as_deref() == Some("_manifest.json");
+    // The manifest (still marked "running" while deletes remain) after every upload, the
+    // deletes after it, and the final manifest last of all.
+    let manifest_after_files = events[last_file_done..].iter().position(|e| !e.0 && manifest_put(e));
+    let manifest_after_files = last_file_done + manifest_after_files.expect("a manifest after the uploads");
+    assert!(manifest_after_files < first_delete, "deletes before the manifest");
+    let final_manifest = index(&|e| !e.0 && manifest_put(e), true);
+    assert!(final_manifest > last_delete_done, "the final manifest before the deletes finished");
+    assert_exact(&s3.objects(&bucket, "o"), &site);
 }
 
 #[test]

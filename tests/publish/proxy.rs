@@ -21,6 +21,16 @@ pub struct Counts {
     pub failed: AtomicUsize,
     /// PUT requests passed on to the server.
     pub puts: AtomicUsize,
+    /// The requests passed on, in the order they started and finished: (finished?, method,
+    /// path and query).
+    pub events: std::sync::Mutex<Vec<(bool, String, String)>>,
+}
+
+impl Counts {
+    fn event(&self, done: bool, method: &hyper::Method, uri: &hyper::Uri) {
+        let target = uri.path_and_query().map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
+        self.events.lock().unwrap_or_else(|p| p.into_inner()).push((done, method.to_string(), target));
+    }
 }
 
 /// A running proxy; it stops with the test process.
@@ -89,6 +99,7 @@ async fn handle(
     if parts.method == hyper::Method::PUT {
         counts.puts.fetch_add(1, Ordering::SeqCst);
     }
+    counts.event(false, &parts.method, &parts.uri);
     let stream = match tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await {
         Ok(stream) => stream,
         Err(_) => return Ok(Response::builder().status(502).body(Full::default()).expect("response")),
@@ -106,5 +117,6 @@ async fn handle(
     head.headers.remove(hyper::header::TRANSFER_ENCODING);
     head.headers.remove(hyper::header::CONNECTION);
     let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    counts.event(true, &parts.method, &parts.uri);
     Ok(Response::from_parts(head, Full::new(body)))
 }

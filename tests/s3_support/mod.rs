@@ -44,7 +44,9 @@ impl S3Server {
     pub fn shared() -> Option<Arc<S3Server>> {
         static SHARED: Mutex<Weak<S3Server>> = Mutex::new(Weak::new());
         let binary = moto_binary().or_else(|| {
-            svcdir::test_support::skipped("moto_server is not installed (.ci/run installs moto[server] into target/s3-venv)");
+            svcdir::test_support::skipped(
+                "moto_server is not installed (.ci/run installs moto[server] into target/s3-venv)",
+            );
             None
         })?;
         let mut guard = SHARED.lock().unwrap_or_else(|p| p.into_inner());

@@ -302,7 +302,9 @@ pub fn workerd_binary() -> Option<PathBuf> {
 pub fn worker() -> Option<Arc<Deployment>> {
     static SHARED: Mutex<Weak<Deployment>> = Mutex::new(Weak::new());
     let Some(binary) = workerd_binary() else {
-        svcdir::test_support::skipped("workerd is not installed (.ci/run installs the npm package into target/workerd-npm)");
+        svcdir::test_support::skipped(
+            "workerd is not installed (.ci/run installs the npm package into target/workerd-npm)",
+        );
         return None;
     };
     let s3 = crate::s3_support::S3Server::shared()?;
