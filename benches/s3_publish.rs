@@ -124,7 +124,7 @@ fn main() {
     ];
     let aws = |args: &[&str]| {
         let mut cmd = Command::new(&aws_bin);
-        cmd.args(args).args(["--endpoint-url", &endpoint, "--only-show-errors"]).envs(env).stdout(Stdio::null());
+        cmd.args(args).args(["--endpoint-url", &endpoint]).envs(env).stdout(Stdio::null());
         cmd
     };
     for bucket in ["bench-svcdir", "bench-awscli"] {
@@ -136,7 +136,7 @@ fn main() {
         cmd
     };
     let public_arg = public.to_str().expect("UTF-8 path");
-    let sync = || aws(&["s3", "sync", public_arg, "s3://bench-awscli/site"]);
+    let sync = || aws(&["s3", "sync", public_arg, "s3://bench-awscli/site", "--only-show-errors"]);
 
     // The same run, the same server: alternate the tools so neither meets a warmer server.
     let (svcdir_full, summary) = timed(&mut publish());
