@@ -70,6 +70,24 @@ fn timestamp() -> Value {
     json!({ "type": "string", "format": "date-time", "pattern": RFC3339_PATTERN })
 }
 
+/// The fields organisations and services share after their ids, in the files' order: the
+/// name, the optional slug and the four free-text contact fields.
+fn named_and_contact() -> [(&'static str, Value); 6] {
+    [
+        ("name", text()),
+        ("slug", slug()),
+        ("description", optional_text()),
+        ("url", optional_text()),
+        ("phone", optional_text()),
+        ("email", optional_text()),
+    ]
+}
+
+/// A JSON object of `fields`, in their order.
+fn properties(fields: impl IntoIterator<Item = (&'static str, Value)>) -> Value {
+    Value::Object(fields.into_iter().map(|(name, value)| (name.to_owned(), value)).collect())
+}
+
 /// A JSONL line: an object with exactly the given fields, plus `x_` extension fields.
 fn record(title: &str, file: &str, properties: Value, required: &[&str]) -> Value {
     json!({
@@ -90,20 +108,13 @@ pub fn organisation() -> Value {
     record(
         "Organisation",
         "organisations",
-        json!({
-            "id": uuid(),
-            "name": text(),
-            "slug": slug(),
-            "description": optional_text(),
-            "url": optional_text(),
-            "phone": optional_text(),
-            "email": optional_text(),
-            "facebook": optional_text(),
-            "twitter": optional_text(),
-            "is_claimed": { "type": "boolean", "default": false },
-            "published": { "type": "boolean", "default": true },
-            "last_edited": timestamp(),
-        }),
+        properties([("id", uuid())].into_iter().chain(named_and_contact()).chain([
+            ("facebook", optional_text()),
+            ("twitter", optional_text()),
+            ("is_claimed", json!({ "type": "boolean", "default": false })),
+            ("published", json!({ "type": "boolean", "default": true })),
+            ("last_edited", timestamp()),
+        ])),
         &["id", "name", "last_edited"],
     )
 }
@@ -136,21 +147,13 @@ pub fn service() -> Value {
     record(
         "Service",
         "services",
-        json!({
-            "id": uuid(),
-            "organisation_id": uuid(),
-            "name": text(),
-            "slug": slug(),
-            "description": optional_text(),
-            "url": optional_text(),
-            "phone": optional_text(),
-            "email": optional_text(),
-            "categories": { "type": "array", "items": slug(), "uniqueItems": true, "default": [] },
-            "service_areas": { "type": "array", "items": text(), "uniqueItems": true, "default": [] },
-            "location_ids": { "type": "array", "items": uuid(), "uniqueItems": true, "default": [] },
-            "published": { "type": "boolean", "default": true },
-            "last_updated": timestamp(),
-        }),
+        properties([("id", uuid()), ("organisation_id", uuid())].into_iter().chain(named_and_contact()).chain([
+            ("categories", json!({ "type": "array", "items": slug(), "uniqueItems": true, "default": [] })),
+            ("service_areas", json!({ "type": "array", "items": text(), "uniqueItems": true, "default": [] })),
+            ("location_ids", json!({ "type": "array", "items": uuid(), "uniqueItems": true, "default": [] })),
+            ("published", json!({ "type": "boolean", "default": true })),
+            ("last_updated", timestamp()),
+        ])),
         &["id", "organisation_id", "name", "last_updated"],
     )
 }

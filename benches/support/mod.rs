@@ -57,18 +57,9 @@ pub const QUERIES: usize = 5000;
 
 /// The server process; stopped on drop.
 pub struct Server {
-    pub child: Child,
+    pub child: svcdir_testkit::KillOnDrop,
     pub address: String,
     pub log: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
 }
 
 impl Server {
@@ -94,7 +85,7 @@ impl Server {
             .stderr(stderr)
             .spawn()
             .expect("svcdir-search starts");
-        let mut server = Server { child, address: String::new(), log };
+        let mut server = Server { child: svcdir_testkit::KillOnDrop(child), address: String::new(), log };
         let deadline = spawned + Duration::from_secs(60);
         loop {
             assert!(Instant::now() < deadline, "server did not start: {}", server.log_text());

@@ -24,6 +24,7 @@
 //! that does not exist, is refused at start-up, never served. Bump [`FORMAT_VERSION`]
 //! whenever the encoded shape changes (including any change to the model's serde shape).
 
+mod file;
 pub mod sets;
 pub mod spatial;
 pub mod text;
@@ -31,17 +32,13 @@ pub mod text;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-
-use crate::model::{AreaIx, CategoryIx, Directory, LocationIx, Point, PostcodeDirectory, ServiceIx};
+use crate::model::{AreaIx, Directory, LocationIx, Point, ServiceIx};
 use crate::search::ApiVersion;
 use crate::views::Publication;
-use crate::views::v3::ServiceV3;
-use crate::views::v4::{ServiceContext, ServiceView};
+use file::{Backing, Core, StoredService, Sums, check_core, check_header, check_rendered, encode, write_file};
 use sets::ServiceSet;
 use spatial::{SpatialIndex, UnitVector, unit_vector};
-use text::{TextIndex, TextLookup};
+use text::TextLookup;
 
 /// First bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"SVCDIDX\0";
@@ -147,52 +144,6 @@ impl<T> Csr<T> {
     }
 }
 
-/// What the index keeps of a service besides its rendered results.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct StoredService {
-    areas: Vec<AreaIx>,
-    categories: Vec<CategoryIx>,
-    locations: Vec<LocationIx>,
-    /// Position in (name, id) order: the last two keys of Search 7 as one integer.
-    name_rank: u32,
-}
-
-/// The core section: what is decoded at start-up.
-#[derive(Debug, Serialize, Deserialize)]
-struct Core {
-    publication: Publication,
-    /// Postcodes, categories and service areas only.
-    directory: Directory,
-    text: TextIndex,
-    services: Vec<StoredService>,
-    location_points: Vec<Point>,
-}
-
-/// The bytes of an index file, owned or mapped.
-enum Backing {
-    Owned(Vec<u8>),
-    Mapped(memmap2::Mmap),
-}
-
-impl std::fmt::Debug for Backing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Backing::Owned(bytes) => write!(f, "Owned({} bytes)", bytes.len()),
-            Backing::Mapped(map) => write!(f, "Mapped({} bytes)", map.len()),
-        }
-    }
-}
-
-impl std::ops::Deref for Backing {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            Backing::Owned(bytes) => bytes,
-            Backing::Mapped(map) => map,
-        }
-    }
-}
-
 /// Everything a search needs: the publication, the parts of the directory that requests
 /// are checked against, the structures that make a search fast, and every service's
 /// rendered result, read in place from the file.
@@ -240,122 +191,6 @@ pub struct SearchIndex {
     services: usize,
     /// [`crate::write::content_hash`] of the file.
     content_hash: String,
-}
-
-/// Renders every service's result as JSON: all the v4 ones, then all the v3 ones, with the
-/// offsets that cut them apart before them.
-fn render_results(dir: &Directory, publication: &Publication) -> Vec<u8> {
-    let render = |ix: usize| -> Vec<u8> {
-        let service = &dir.services[ix % dir.services.len()];
-        let rendered = if ix < dir.services.len() {
-            serde_json::to_vec(&ServiceView::new(dir, publication, service, ServiceContext::List))
-        } else {
-            serde_json::to_vec(&ServiceV3::new(dir, service))
-        };
-        rendered.expect("a view serialises: plain strings, numbers and lists")
-    };
-    let parts: Vec<Vec<u8>> = (0..2 * dir.services.len()).into_par_iter().map(render).collect();
-    let table = 8 * (parts.len() + 1);
-    let mut out = Vec::with_capacity(table + parts.iter().map(Vec::len).sum::<usize>());
-    let mut offset = 0u64;
-    out.extend_from_slice(&offset.to_le_bytes());
-    for part in &parts {
-        offset += part.len() as u64;
-        out.extend_from_slice(&offset.to_le_bytes());
-    }
-    for part in parts {
-        out.extend_from_slice(&part);
-    }
-    out
-}
-
-/// The core of a directory.
-fn core_of(dir: &Directory, publication: &Publication) -> Core {
-    let mut by_name: Vec<u32> = (0..dir.services.len() as u32).collect();
-    by_name.sort_unstable_by(|&a, &b| {
-        let (a, b) = (&dir.services[a as usize], &dir.services[b as usize]);
-        a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id))
-    });
-    let mut name_rank = vec![0u32; by_name.len()];
-    for (rank, &ix) in by_name.iter().enumerate() {
-        name_rank[ix as usize] = rank as u32;
-    }
-    Core {
-        publication: publication.clone(),
-        directory: Directory {
-            organisations: Vec::new(),
-            services: Vec::new(),
-            locations: Vec::new(),
-            categories: dir.categories.clone(),
-            service_areas: dir.service_areas.clone(),
-            postcodes: PostcodeDirectory { postcodes: dir.postcodes.postcodes.clone() },
-        },
-        text: TextIndex::build(dir),
-        services: dir
-            .services
-            .iter()
-            .zip(&name_rank)
-            .map(|(s, &name_rank)| StoredService {
-                areas: s.service_areas.clone(),
-                categories: s.categories.clone(),
-                locations: s.locations.clone(),
-                name_rank,
-            })
-            .collect(),
-        location_points: dir.locations.iter().map(|l| l.point).collect(),
-    }
-}
-
-/// The whole file of a directory's index.
-fn encode(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexError> {
-    let core = postcard::to_allocvec(&core_of(dir, publication))?;
-    let rendered = render_results(dir, publication);
-    let mut bytes = Vec::with_capacity(HEADER_LEN + core.len() + rendered.len());
-    bytes.extend_from_slice(&MAGIC);
-    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    bytes.extend_from_slice(&[0; 4]);
-    bytes.extend_from_slice(&(core.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&(rendered.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&[0; 16]);
-    bytes.extend_from_slice(&core);
-    bytes.extend_from_slice(&rendered);
-    let checksum = checksum(&bytes[HEADER_LEN..]);
-    bytes[32..40].copy_from_slice(&checksum.to_le_bytes());
-    Ok(bytes)
-}
-
-/// XXH3-64 of the body: the header's checksum.
-fn checksum(body: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(body)
-}
-
-/// Bytes hashed between two releases in [`Sums::of`].
-const CHUNK: usize = 4 << 20;
-
-/// The header's checksum and the file's content hash, in one pass over the file.
-struct Sums {
-    /// XXH3-64 of everything after the header.
-    body: u64,
-    /// [`crate::write::content_hash`] of the whole file (what the build's manifest records).
-    content: String,
-}
-
-impl Sums {
-    /// Hashes `file` in chunks, calling `release` with each chunk once it is hashed.
-    fn of(file: &[u8], release: &(dyn Fn(&[u8]) + Sync)) -> Sums {
-        let mut body = xxhash_rust::xxh3::Xxh3::new();
-        let mut content = xxhash_rust::xxh3::Xxh3::new();
-        let mut at = 0;
-        while at < file.len() {
-            let chunk = &file[at..file.len().min(at + CHUNK)];
-            content.update(chunk);
-            let from = HEADER_LEN.saturating_sub(at).min(chunk.len());
-            body.update(&chunk[from..]);
-            release(chunk);
-            at += chunk.len();
-        }
-        Sums { body: body.digest(), content: format!("{:032x}", content.digest128()) }
-    }
 }
 
 impl SearchIndex {
@@ -587,183 +422,16 @@ impl SearchIndex {
     }
 }
 
-/// Replaces the file at `path` atomically ([`crate::write::replace_file`]).
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
-    crate::write::replace_file(path, bytes).map_err(|source| IndexError::Write { path: path.to_path_buf(), source })
-}
-
-/// Checks the magic bytes, the version and the lengths; returns the core's length and the
-/// stored checksum.
-fn check_header(bytes: &[u8], path: &Path) -> Result<(usize, u64), IndexError> {
-    let path = path.to_path_buf();
-    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
-        return Err(IndexError::BadMagic { path });
-    }
-    let corrupt = |reason: String| IndexError::Corrupt { path: path.clone(), reason };
-    let u32_at = |at: usize| bytes.get(at..at + 4).and_then(|v| <[u8; 4]>::try_from(v).ok()).map(u32::from_le_bytes);
-    let u64_at = |at: usize| bytes.get(at..at + 8).and_then(|v| <[u8; 8]>::try_from(v).ok()).map(u64::from_le_bytes);
-    let version = u32_at(8).ok_or_else(|| corrupt("the header is cut short".into()))?;
-    if version != FORMAT_VERSION {
-        return Err(IndexError::UnsupportedVersion { path, found: version, supported: FORMAT_VERSION });
-    }
-    let (Some(core_len), Some(rendered_len), Some(checksum_stored)) = (u64_at(16), u64_at(24), u64_at(32)) else {
-        return Err(corrupt("the header is cut short".into()));
-    };
-    let expected = (HEADER_LEN as u64).checked_add(core_len).and_then(|n| n.checked_add(rendered_len));
-    if expected != Some(bytes.len() as u64) {
-        return Err(corrupt(format!(
-            "the file has {} bytes, its header announces {} (cut short, or bytes added)",
-            bytes.len(),
-            expected.map_or_else(|| "more than 2^64".to_owned(), |n| n.to_string())
-        )));
-    }
-    Ok((core_len as usize, checksum_stored))
-}
-
-/// Every reference a request could follow points inside the core.
-fn check_core(core: &Core) -> Result<(), String> {
-    let dir = &core.directory;
-    let (nodes, areas, locations) = (dir.categories.nodes.len(), dir.service_areas.len(), core.location_points.len());
-    let services = core.services.len();
-    if services > u32::MAX as usize || locations > u32::MAX as usize {
-        return Err("too many records".into());
-    }
-    for (ix, s) in core.services.iter().enumerate() {
-        if s.categories.iter().any(|&c| c as usize >= nodes)
-            || s.areas.iter().any(|&a| a as usize >= areas)
-            || s.locations.iter().any(|&l| l as usize >= locations)
-        {
-            return Err(format!("service {ix} refers to a record that does not exist"));
-        }
-    }
-    let mut ranks: Vec<u32> = core.services.iter().map(|s| s.name_rank).collect();
-    ranks.sort_unstable();
-    if ranks.iter().enumerate().any(|(n, &r)| r as usize != n) {
-        return Err("the services' name ranks are not a permutation".into());
-    }
-    for (ix, n) in dir.categories.nodes.iter().enumerate() {
-        if n.parent.is_some_and(|p| p as usize >= nodes)
-            || n.children.iter().any(|&c| c as usize >= nodes)
-            || (n.subtree_end as usize) <= ix
-            || n.subtree_end as usize > nodes
-        {
-            return Err(format!("category {ix} refers to a node that does not exist"));
-        }
-    }
-    if dir.categories.roots.iter().any(|&r| r as usize >= nodes) {
-        return Err("a top-level category does not exist".into());
-    }
-    core.text.check(services)
-}
-
-/// The rendered section: `2 × services + 1` ascending offsets from 0 to the length of the
-/// JSON after them.
-fn check_rendered(rendered: &[u8], services: usize) -> Result<(), String> {
-    let table = 8 * (2 * services + 1);
-    let Some(text_len) = rendered.len().checked_sub(table) else {
-        return Err("the rendered results' table is cut short".into());
-    };
-    let mut previous = 0u64;
-    for (k, chunk) in rendered[..table].chunks_exact(8).enumerate() {
-        let offset = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        if (k == 0 && offset != 0) || offset < previous {
-            return Err(format!("rendered result {k}'s offset is out of order"));
-        }
-        previous = offset;
-    }
-    if previous != text_len as u64 {
-        return Err("the rendered results do not fill their section".into());
-    }
-    Ok(())
-}
-
-/// A tiny directory for unit tests: three services with names, descriptions, categories,
-/// areas and locations.
-#[cfg(test)]
-pub(crate) fn tiny_directory() -> Directory {
-    use crate::model::category::CategoryInput;
-    use crate::model::{
-        AreaKind, CategoryTree, Location, Organisation, Point, Postcode, PostcodeDirectory, Service, ServiceArea,
-        Timestamp,
-    };
-    use uuid::Uuid;
-    let category =
-        |slug: &str, name: &str, children| CategoryInput { id: None, name: name.into(), slug: slug.into(), children };
-    let categories = CategoryTree::build(&[category(
-        "activity",
-        "Activity",
-        vec![category("outdoor-pursuits", "Outdoor Pursuits", vec![])],
-    )]);
-    let service = |n: u128, name: &str, description: &str, categories: Vec<u16>, areas: Vec<u16>, locations| Service {
-        id: Uuid::from_u128(n),
-        organisation: 0,
-        name: name.into(),
-        slug: format!("s-{n}"),
-        description: description.into(),
-        url: String::new(),
-        phone: String::new(),
-        email: String::new(),
-        categories,
-        service_areas: areas,
-        locations,
-        last_updated: Timestamp(0),
-    };
-    Directory {
-        organisations: vec![Organisation {
-            id: Uuid::from_u128(100),
-            name: "Org".into(),
-            slug: "org".into(),
-            description: String::new(),
-            url: String::new(),
-            phone: String::new(),
-            email: String::new(),
-            facebook: String::new(),
-            twitter: String::new(),
-            is_claimed: false,
-            last_edited: Timestamp(0),
-            services: vec![0, 1, 2],
-            locations: vec![0],
-        }],
-        services: vec![
-            service(1, "Walking Group", "Gentle walks.", vec![1], vec![], vec![0]),
-            service(2, "Health Walks", "Walking for health.", vec![], vec![0], vec![]),
-            service(3, "Money Advice", "Help with debt.", vec![0], vec![1], vec![0]),
-        ],
-        locations: vec![Location {
-            id: Uuid::from_u128(200),
-            organisation: 0,
-            name: String::new(),
-            description: String::new(),
-            street_address: "1 Street".into(),
-            locality: "Glasgow".into(),
-            region: String::new(),
-            state: String::new(),
-            postal_code: "G2 1AL".into(),
-            country: "GB".into(),
-            point: Point { lat: 55.86, lon: -4.25 },
-        }],
-        categories,
-        service_areas: vec![
-            ServiceArea { code: "XS".into(), kind: AreaKind::Country, name: "Scotland".into() },
-            ServiceArea { code: "S12000046".into(), kind: AreaKind::LocalAuthority, name: "Glasgow City".into() },
-        ],
-        postcodes: PostcodeDirectory {
-            postcodes: vec![Postcode {
-                code: "G2 1AL".into(),
-                point: Point { lat: 55.8609, lon: -4.2514 },
-                areas: vec!["S12000046".into(), "XS".into(), "XB".into()],
-            }],
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::views::v3::ServiceV3;
+    use crate::views::v4::{ServiceContext, ServiceView};
+    use file::{core_of, file_bytes, render_results};
 
     fn index() -> SearchIndex {
         let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());
-        SearchIndex::build(&tiny_directory(), &publication)
+        SearchIndex::build(&crate::test_support::directory::tiny(), &publication)
     }
 
     #[test]
@@ -868,24 +536,13 @@ mod tests {
 
     /// Re-encodes a core and a rendered section into a file with a valid checksum.
     fn file_of(core: &Core, rendered: &[u8]) -> Vec<u8> {
-        let core = postcard::to_allocvec(core).unwrap();
-        let mut bytes = MAGIC.to_vec();
-        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        bytes.extend_from_slice(&[0; 4]);
-        bytes.extend_from_slice(&(core.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(&(rendered.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(&[0; 16]);
-        bytes.extend_from_slice(&core);
-        bytes.extend_from_slice(rendered);
-        let sum = checksum(&bytes[HEADER_LEN..]);
-        bytes[32..40].copy_from_slice(&sum.to_le_bytes());
-        bytes
+        file_bytes(&postcard::to_allocvec(core).unwrap(), rendered)
     }
 
     #[test]
     fn a_damaged_reference_is_refused_not_served() {
         let publication = Publication::with_defaults("https://a.example".into(), "https://a.example".into());
-        let dir = tiny_directory();
+        let dir = crate::test_support::directory::tiny();
         let rendered = render_results(&dir, &publication);
         let mut core = core_of(&dir, &publication);
         core.services[1].locations.push(7);
@@ -906,7 +563,7 @@ mod tests {
     #[test]
     fn results_are_rendered_with_the_views() {
         let index = index();
-        let dir = tiny_directory();
+        let dir = crate::test_support::directory::tiny();
         for (ix, service) in dir.services.iter().enumerate() {
             let v4 = ServiceView::new(&dir, index.publication(), service, ServiceContext::List);
             assert_eq!(index.rendered(ApiVersion::V4, ix as u32), serde_json::to_vec(&v4).unwrap());

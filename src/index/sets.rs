@@ -105,7 +105,17 @@ impl ServiceSet {
 
 /// Members of the set whose words are `words`, ascending.
 pub fn ones(words: &[u64]) -> impl Iterator<Item = ServiceIx> + '_ {
-    words.iter().enumerate().flat_map(|(n, &word)| {
+    members(words.iter().copied())
+}
+
+/// Members of both sets (words `a` and `b`), ascending.
+pub fn ones_within<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = ServiceIx> + 'a {
+    members(a.iter().zip(b).map(|(&x, &y)| x & y))
+}
+
+/// The members a sequence of 64-bit words stands for: bit `b` of word `n` is `64n + b`.
+fn members(words: impl Iterator<Item = u64>) -> impl Iterator<Item = ServiceIx> {
+    words.enumerate().flat_map(|(n, word)| {
         let mut rest = word;
         std::iter::from_fn(move || {
             if rest == 0 {

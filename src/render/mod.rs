@@ -327,7 +327,7 @@ mod tests {
 
     /// A service's files with `text` in every free-text field.
     fn service_files(text: &str) -> Vec<OutputFile> {
-        let mut dir = crate::index::tiny_directory();
+        let mut dir = crate::test_support::directory::tiny();
         let service = &mut dir.services[0];
         for field in [&mut service.name, &mut service.description, &mut service.url, &mut service.phone] {
             *field = text.to_owned();

@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 use uuid::Uuid;
 
 use super::text;
-use super::towns::TOWNS;
+use super::towns::towns;
 use crate::input::records::Extensions;
 
 /// A version-4 UUID from the seeded generator (never from the clock or the OS).
@@ -97,7 +97,7 @@ pub(super) struct TownChoice {
 
 impl TownChoice {
     pub(super) fn new() -> Self {
-        let cumulative = TOWNS
+        let cumulative = towns()
             .iter()
             .scan(0, |total, t| {
                 *total += t.weight + 2;

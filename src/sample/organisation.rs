@@ -10,7 +10,7 @@ use uuid::Uuid;
 use super::draw::{TownChoice, extension, given_slug, maybe, random_uuid, round6, timestamp};
 use super::postcodes::{self, Postcodes};
 use super::reference::{Areas, Categories};
-use super::towns::{TOWNS, Town};
+use super::towns::{Town, towns};
 use super::{MAX_SERVICES_PER_ORGANISATION, SampleError, SampleSummary, Writers, text};
 use crate::input::records::{LocationRecord, OrganisationRecord, ServiceRecord};
 
@@ -85,9 +85,9 @@ pub(super) struct Context<'a> {
 impl<'a> Context<'a> {
     pub(super) fn new(categories: &'a Categories, areas: &'a Areas, postcodes: &'a Postcodes) -> Self {
         let town_choice = TownChoice::new();
-        let board_towns = TOWNS
+        let board_towns = towns()
             .iter()
-            .map(|t| (0..TOWNS.len()).filter(|&o| TOWNS[o].health_board == t.health_board).collect())
+            .map(|t| (0..towns().len()).filter(|&o| towns()[o].health_board == t.health_board).collect())
             .collect();
         Context { categories, areas, postcodes, town_choice, board_towns }
     }
@@ -102,7 +102,7 @@ impl<'a> Context<'a> {
         summary: &mut SampleSummary,
     ) -> Result<(), SampleError> {
         let home = self.town_choice.sample(rng);
-        let home_town = &TOWNS[home];
+        let home_town = &towns()[home];
         let (name, theme) = text::organisation_name(rng, home_town);
         let theme = self.categories.by_slug.get(theme).copied();
         let coverages: Vec<Coverage> = (0..count).map(|_| Coverage::draw(rng)).collect();
@@ -146,7 +146,9 @@ impl<'a> Context<'a> {
                 let neighbours: Vec<usize> = self.board_towns[home].iter().copied().filter(|&t| t != home).collect();
                 let town = match neighbours.choose(rng) {
                     Some(&t) => t,
-                    None => (home + 1 + rng.gen_range(0..TOWNS.len() - 1)) % TOWNS.len(),
+                    None => {
+                        (home + 1 + rng.gen_range(0..super::towns::towns().len() - 1)) % super::towns::towns().len()
+                    }
                 };
                 towns.push(town);
             }
@@ -251,7 +253,7 @@ impl<'a> Context<'a> {
     }
 
     fn location_record(&self, rng: &mut ChaCha8Rng, organisation: Uuid, town: usize) -> LocationRecord {
-        let t = &TOWNS[town];
+        let t = &towns()[town];
         let live = &self.postcodes.live_by_town[town];
         let postcode = &self.postcodes.all[live[rng.gen_range(0..live.len())]];
         // Within about 250 m of the postcode's point: the same street or the next one.
@@ -281,7 +283,7 @@ impl<'a> Context<'a> {
         coverage: Coverage,
     ) -> ServiceRecord {
         let (location_ids, service_areas, town) = self.coverage(rng, &owner, coverage);
-        let t = &TOWNS[town];
+        let t = &towns()[town];
         let categories = self.categories.choose(rng, owner.theme);
         let primary = &self.categories.all[categories[0]];
         let top = &self.categories.all[self.categories.tops[primary.top].node];

@@ -13,7 +13,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::SampleError;
-use super::towns::{TOWNS, Town};
+use super::towns::{Town, towns};
 
 /// Fewest postcodes a dataset has, whatever its size.
 const MIN_POSTCODES: usize = 200;
@@ -36,7 +36,7 @@ pub(crate) const COLUMNS: usize = 57;
 pub(crate) struct Postcode {
     /// Normalised form, e.g. `G13 3AE`.
     pub code: String,
-    /// Index into [`TOWNS`].
+    /// Index into [`towns`].
     pub town: usize,
     /// Decimal degrees.
     pub lat: f64,
@@ -64,16 +64,16 @@ pub(crate) fn target_count(services: usize) -> usize {
 
 /// Generates about `target` postcodes (fewer when a town's code space would fill up).
 pub(crate) fn generate(rng: &mut ChaCha8Rng, target: usize) -> Postcodes {
-    let total_weight: u32 = TOWNS.iter().map(|t| t.weight).sum();
-    let mut all = Vec::with_capacity(target + TOWNS.len() * MIN_PER_TOWN);
-    for (town_index, town) in TOWNS.iter().enumerate() {
+    let total_weight: u32 = towns().iter().map(|t| t.weight).sum();
+    let mut all = Vec::with_capacity(target + towns().len() * MIN_PER_TOWN);
+    for (town_index, town) in towns().iter().enumerate() {
         let share = target as f64 * f64::from(town.weight) / f64::from(total_weight);
         let capacity = town.districts.len() * 10 * INWARD_LETTERS.len() * INWARD_LETTERS.len();
         let count = (share.round() as usize).max(MIN_PER_TOWN).min((capacity as f64 * MAX_FILL) as usize);
         town_postcodes(rng, town_index, town, count, &mut all);
     }
     all.sort_by(|a, b| a.code.cmp(&b.code));
-    let mut live_by_town = vec![Vec::new(); TOWNS.len()];
+    let mut live_by_town = vec![Vec::new(); towns().len()];
     for (i, p) in all.iter().enumerate() {
         if p.deleted.is_none() {
             live_by_town[p.town].push(i);
@@ -154,7 +154,7 @@ fn fill_row(row: &mut [String], i: usize, p: &Postcode) {
     for f in row.iter_mut() {
         f.clear();
     }
-    let town = &TOWNS[p.town];
+    let town = &towns()[p.town];
     let t = p.town;
     // "G13 3AE" -> outward "G13", rest " 3AE" (the sector digit follows the space).
     let (outward, rest) = p.code.split_at(p.code.len() - 4);

@@ -9,7 +9,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::SampleError;
-use super::towns::{TOWNS, list_code};
+use super::towns::{list_code, towns};
 use crate::input::files;
 use crate::input::records::{CategoryRecord, ServiceAreaRecord};
 use crate::input::writer::{CATEGORIES_JSON, SERVICE_AREAS_JSON};
@@ -135,8 +135,8 @@ impl Areas {
         let list: Vec<ServiceAreaRecord> = serde_json::from_str(SERVICE_AREAS_JSON)
             .map_err(|e| SampleError::Embedded { file: files::SERVICE_AREAS, message: e.to_string() })?;
         let known: HashSet<&str> = list.iter().map(|a| a.code.as_str()).collect();
-        let mut by_town = Vec::with_capacity(TOWNS.len());
-        for town in TOWNS {
+        let mut by_town = Vec::with_capacity(towns().len());
+        for town in towns() {
             let codes = [town.council, town.health_board, town.integration_authority].map(|c| list_code(c).to_owned());
             if let Some(missing) = codes.iter().find(|c| !known.contains(c.as_str())) {
                 return Err(SampleError::Embedded {

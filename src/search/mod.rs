@@ -4,6 +4,7 @@
 //! [`run`](mod@run) finds, orders and pages the matches over a [`crate::index::SearchIndex`].
 //! Nothing here knows about HTTP: the server (`crate::server`) renders the page.
 
+mod matches;
 pub mod params;
 pub mod run;
 

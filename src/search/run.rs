@@ -16,21 +16,19 @@
 
 use std::time::Instant;
 
+use super::matches::Matches;
 use crate::index::SearchIndex;
-use crate::index::sets::ServiceSet;
-use crate::index::spatial::{UnitVector, chord2, unit_vector, within_radius};
-use crate::index::text::field_weight_halves;
 use crate::model::ServiceIx;
-use crate::search::params::{LocationType, PageNumber, SearchParams};
+use crate::search::params::{PageNumber, SearchParams};
 
 /// A page past the end, page 0, or a page that is not a number (behaviour.md, Errors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("Invalid page.")]
+#[error("the page asked for does not exist")]
 pub struct InvalidPage;
 
 /// The search ran past its [`Deadline`] and was given up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("Request timed out.")]
+#[error("the search ran past its deadline")]
 pub struct TimedOut;
 
 /// Why a search has no page to show.
@@ -71,20 +69,20 @@ impl Deadline {
     }
 
     /// A counter that reads the clock once every [`CHECK_EVERY`] ticks (the first included).
-    fn ticker(self) -> Ticker {
+    pub(super) fn ticker(self) -> Ticker {
         Ticker { deadline: self, ticks: 0 }
     }
 }
 
 /// See [`Deadline::ticker`].
-struct Ticker {
+pub(super) struct Ticker {
     deadline: Deadline,
     ticks: u32,
 }
 
 impl Ticker {
     #[inline]
-    fn tick(&mut self) -> Result<(), TimedOut> {
+    pub(super) fn tick(&mut self) -> Result<(), TimedOut> {
         let due = self.ticks.is_multiple_of(CHECK_EVERY);
         self.ticks = self.ticks.wrapping_add(1);
         if due { self.deadline.check() } else { Ok(()) }
@@ -136,17 +134,7 @@ pub fn run(index: &SearchIndex, params: &SearchParams<'_>, deadline: Deadline) -
     let mut found = Matches::find(index, params, deadline)?;
     let count = found.set.len();
     let page = params.page.resolve(count, params.page_size).ok_or(InvalidPage)?;
-    let size = params.page_size.max(1);
-    let start = page
-        .checked_sub(1)
-        .and_then(|p| usize::try_from(p).ok())
-        .and_then(|p| p.checked_mul(size))
-        .ok_or(InvalidPage)?;
-    // Page 1 always exists, even when empty (Django's allow_empty_first_page).
-    if page > 1 && start >= count {
-        return Err(InvalidPage.into());
-    }
-    let end = start.saturating_add(size).min(count);
+    let (start, end) = page_bounds(page, params.page_size, count)?;
     deadline.check()?;
     let hits = found.page(index, start, end, deadline)?;
     Ok(ResultPage { count, page, hits, has_next: end < count, has_previous: page > 1 })
@@ -156,24 +144,30 @@ pub fn run(index: &SearchIndex, params: &SearchParams<'_>, deadline: Deadline) -
 /// search does with every match in hand.
 pub fn cut_page(mut hits: Vec<Hit>, page: u64, size: usize) -> Result<ResultPage, InvalidPage> {
     let count = hits.len();
+    let (start, end) = page_bounds(page, size, count)?;
+    select_page(&mut hits, start, end);
+    Ok(ResultPage { count, page, hits, has_next: end < count, has_previous: page > 1 })
+}
+
+/// Positions `start..end` of page `page` of `size` (at least 1) among `count` matches.
+/// Page 1 always exists, even when empty (Django's allow_empty_first_page); a later page
+/// past the end does not.
+fn page_bounds(page: u64, size: usize, count: usize) -> Result<(usize, usize), InvalidPage> {
     let size = size.max(1);
     let start = page
         .checked_sub(1)
         .and_then(|p| usize::try_from(p).ok())
         .and_then(|p| p.checked_mul(size))
         .ok_or(InvalidPage)?;
-    // Page 1 always exists, even when empty (Django's allow_empty_first_page).
     if page > 1 && start >= count {
         return Err(InvalidPage);
     }
-    let end = start.saturating_add(size).min(count);
-    select_page(&mut hits, start, end);
-    Ok(ResultPage { count, page, hits, has_next: end < count, has_previous: page > 1 })
+    Ok((start, start.saturating_add(size).min(count)))
 }
 
 /// Leaves in `hits` only the hits at positions `start..end` of the full order, in order,
 /// without ordering the rest: two selections (linear) and a sort of the page.
-fn select_page(hits: &mut Vec<Hit>, start: usize, end: usize) {
+pub(super) fn select_page(hits: &mut Vec<Hit>, start: usize, end: usize) {
     if end == 0 || start >= end {
         hits.clear();
         return;
@@ -196,270 +190,6 @@ pub fn compare(a: &Hit, b: &Hit) -> std::cmp::Ordering {
         .total_cmp(&b.distance_key)
         .then_with(|| b.relevance_halves.cmp(&a.relevance_halves))
         .then_with(|| a.name_rank.cmp(&b.name_rank))
-}
-
-/// The matches of one request, as a set, with what ordering them needs.
-struct Matches {
-    /// Every matching service.
-    set: ServiceSet,
-    /// With `q`: the services every word matches, ascending, with their relevance.
-    text: Option<Vec<(ServiceIx, u32)>>,
-    /// The postcode's point.
-    centre: UnitVector,
-}
-
-impl Matches {
-    /// Search 1–6 as set operations.
-    fn find(index: &SearchIndex, params: &SearchParams<'_>, deadline: Deadline) -> Result<Matches, TimedOut> {
-        let mut ticker = deadline.ticker();
-        let dir = &index.directory;
-        let services = index.name_rank.len();
-        let point = params.postcode.point;
-        let centre = unit_vector(point);
-        let radius = params.radius_m as f64;
-
-        // Search 1–3: the postcode's area codes (already mapped through the aliases when the
-        // directory was built) as service areas; then the area-less services with a location
-        // within the radius.
-        let mut set = ServiceSet::empty(services);
-        for code in &params.postcode.areas {
-            if let Some(&area) = index.area_by_code.get(code)
-                && let Some(members) = index.area_sets.get(area as usize)
-            {
-                set.union_with(members.words());
-            }
-        }
-        for (loc, chord2) in index.spatial.near(point, radius) {
-            ticker.tick()?;
-            if within_radius(chord2, radius, || index.location_points[loc as usize].distance_m(point)) {
-                // Only area-less services are listed per location.
-                for &ix in index.location_services.get(loc as usize) {
-                    set.insert(ix);
-                }
-            }
-        }
-
-        // Search 5: a category matches itself and everything below it.
-        if !params.categories.is_empty() {
-            let mut allowed = ServiceSet::empty(services);
-            for &c in &params.categories {
-                for node in dir.categories.subtree(c) {
-                    if let Some(members) = index.category_sets.get(node as usize) {
-                        allowed.union_with(members.words());
-                    }
-                }
-            }
-            set.intersect_with(allowed.words());
-        }
-        // Search 6.
-        match params.location_type {
-            None => {}
-            Some(LocationType::National) => set.intersect_with(index.national_set.words()),
-            Some(LocationType::Local) => set.subtract(index.national_set.words()),
-        }
-        // Search 4.
-        let text = if params.words.is_empty() {
-            None
-        } else {
-            let text = text_matches(index, &params.words, deadline)?;
-            set.intersect_with(ServiceSet::of(services, text.iter().map(|&(ix, _)| ix)).words());
-            Some(text)
-        };
-        Ok(Matches { set, text, centre })
-    }
-
-    /// The relevance of a match, in half points.
-    fn relevance(&self, ix: ServiceIx) -> u32 {
-        match &self.text {
-            None => 0,
-            Some(text) => text.binary_search_by_key(&ix, |&(s, _)| s).map_or(0, |n| text[n].1),
-        }
-    }
-
-    fn hit(&self, index: &SearchIndex, ix: ServiceIx) -> Hit {
-        // NaN-free: only located services get here; an empty list gives infinity.
-        let distance_key =
-            index.service_points.get(ix as usize).iter().map(|p| chord2(&self.centre, p)).fold(f64::INFINITY, f64::min);
-        Hit {
-            service: ix,
-            distance_key,
-            relevance_halves: self.relevance(ix),
-            name_rank: index.name_rank.get(ix as usize).copied().unwrap_or(u32::MAX),
-        }
-    }
-
-    /// The hits at positions `start..end` of the full order (Search 7), in order. Consumes
-    /// the located members of the set.
-    fn page(
-        &mut self,
-        index: &SearchIndex,
-        start: usize,
-        end: usize,
-        deadline: Deadline,
-    ) -> Result<Vec<Hit>, TimedOut> {
-        if start >= end {
-            return Ok(Vec::new());
-        }
-        // Services with a location come first, then those without.
-        let located = self.set.len_within(index.located_set.words());
-        let unlocated_from = start.saturating_sub(located);
-        let unlocated_to = end.saturating_sub(located);
-        let unlocated = if unlocated_to > unlocated_from {
-            self.unlocated(index, unlocated_from, unlocated_to)
-        } else {
-            Vec::new()
-        };
-        let mut hits = Vec::with_capacity(end - start);
-        if start < located {
-            let want = end.min(located);
-            let mut first = match self.nearest_first(index, want, located, deadline)? {
-                Some(first) => first,
-                None => self.selected(index, start, want),
-            };
-            if first.len() > want - start {
-                first.drain(..start);
-            }
-            hits.extend(first);
-        }
-        hits.extend(unlocated);
-        Ok(hits)
-    }
-
-    /// The first `want` located matches in order, by walking the locations nearest first
-    /// and stopping once `want` services are found and no later location can tie with the
-    /// last one; `None` when the walk would visit more locations than ordering the matches
-    /// directly costs (few or distant matches, deep pages), with the set left as it was.
-    fn nearest_first(
-        &mut self,
-        index: &SearchIndex,
-        want: usize,
-        located: usize,
-        deadline: Deadline,
-    ) -> Result<Option<Vec<Hit>>, TimedOut> {
-        // A visited location costs about ten times what a match costs in `selected`.
-        let budget = (located / 8).max(64);
-        if want > budget {
-            return Ok(None);
-        }
-        let mut ticker = deadline.ticker();
-        let mut hits: Vec<Hit> = Vec::with_capacity(want + 8);
-        let mut boundary = f64::INFINITY;
-        let mut visited = 0;
-        for (loc, d) in index.nearest.nearest(&self.centre) {
-            if d > boundary {
-                break;
-            }
-            visited += 1;
-            if visited > budget {
-                for hit in &hits {
-                    self.set.insert(hit.service);
-                }
-                return Ok(None);
-            }
-            ticker.tick()?;
-            for &ix in index.services_at.get(loc as usize) {
-                // Taken out of the set: a service is a hit once, at its nearest location.
-                if self.set.remove(ix) {
-                    hits.push(self.hit(index, ix));
-                }
-            }
-            if boundary.is_infinite() && hits.len() >= want {
-                // Every later service is at least this far; those just as far (to the
-                // rounding of the tree's distance) may still rank before the last hits.
-                boundary = d + d * 1e-9 + 1e-18;
-            }
-        }
-        select_page(&mut hits, 0, want);
-        Ok(Some(hits))
-    }
-
-    /// Located matches `start..want` in order, by a selection over all of them.
-    fn selected(&self, index: &SearchIndex, start: usize, want: usize) -> Vec<Hit> {
-        let mut hits: Vec<Hit> =
-            ones_within(self.set.words(), index.located_set.words()).map(|ix| self.hit(index, ix)).collect();
-        select_page(&mut hits, start, want);
-        hits
-    }
-
-    /// Matches without location at positions `from..to` among themselves: by relevance,
-    /// then name and id.
-    fn unlocated(&self, index: &SearchIndex, from: usize, to: usize) -> Vec<Hit> {
-        let hit = |ix: ServiceIx| Hit {
-            service: ix,
-            distance_key: f64::INFINITY,
-            relevance_halves: self.relevance(ix),
-            name_rank: index.name_rank.get(ix as usize).copied().unwrap_or(u32::MAX),
-        };
-        match &self.text {
-            // Relevance is 0 for all: the precomputed name order, filtered.
-            None => index
-                .unlocated_by_name
-                .iter()
-                .copied()
-                .filter(|&ix| self.set.contains(ix))
-                .skip(from)
-                .take(to - from)
-                .map(hit)
-                .collect(),
-            Some(text) => {
-                let mut hits: Vec<Hit> = text
-                    .iter()
-                    .map(|&(ix, _)| ix)
-                    .filter(|&ix| self.set.contains(ix) && !index.located_set.contains(ix))
-                    .map(hit)
-                    .collect();
-                select_page(&mut hits, from, to);
-                hits
-            }
-        }
-    }
-}
-
-/// Members of both sets, ascending.
-fn ones_within<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = ServiceIx> + 'a {
-    a.iter().zip(b).enumerate().flat_map(|(n, (&x, &y))| {
-        let mut rest = x & y;
-        std::iter::from_fn(move || {
-            if rest == 0 {
-                return None;
-            }
-            let bit = rest.trailing_zeros();
-            rest &= rest - 1;
-            Some(n as ServiceIx * 64 + bit)
-        })
-    })
-}
-
-/// Services in which every word matches, ascending, with their relevance in half points.
-fn text_matches(index: &SearchIndex, words: &[String], deadline: Deadline) -> Result<Vec<(ServiceIx, u32)>, TimedOut> {
-    let mut acc: Vec<(ServiceIx, u32)> = Vec::new();
-    for (n, word) in words.iter().enumerate() {
-        // A word's lookup scans the vocabulary near its length: checked once per word.
-        deadline.check()?;
-        let found = index.text.lookup(word);
-        if n == 0 {
-            acc = found.into_iter().map(|(ix, fields)| (ix, field_weight_halves(fields))).collect();
-        } else {
-            // Intersect two ascending lists in place.
-            let mut kept = 0;
-            let mut j = 0;
-            for i in 0..acc.len() {
-                let (ix, relevance) = acc[i];
-                while j < found.len() && found[j].0 < ix {
-                    j += 1;
-                }
-                if j < found.len() && found[j].0 == ix {
-                    acc[kept] = (ix, relevance + field_weight_halves(found[j].1));
-                    kept += 1;
-                }
-            }
-            acc.truncate(kept);
-        }
-        if acc.is_empty() {
-            break;
-        }
-    }
-    Ok(acc)
 }
 
 #[cfg(test)]

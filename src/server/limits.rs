@@ -2,13 +2,19 @@
 //! header size (431), requests at once (429) and time per request (408), each answered
 //! with a JSON body. The limits on connections are [`super::connections`]'.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::Router;
+use axum::error_handling::HandleErrorLayer;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use tokio::sync::Semaphore;
+use tower::limit::GlobalConcurrencyLimitLayer;
+use tower::load_shed::LoadShedLayer;
+use tower::load_shed::error::Overloaded;
+use tower::timeout::TimeoutLayer;
+use tower::timeout::error::Elapsed;
+use tower::{BoxError, ServiceBuilder};
 
 use crate::api::ApiError;
 use crate::search::Deadline;
@@ -56,46 +62,50 @@ impl Default for Limits {
     }
 }
 
-/// The limits in force and the permits of [`Limits::max_concurrent`], shared by every
-/// clone of a [`layered_with`] router.
-pub(super) struct Guard {
-    pub(super) limits: Limits,
-    pub(super) permits: Arc<Semaphore>,
-}
-
 /// 414 past [`Limits::max_uri_bytes`], 431 past [`Limits::max_header_bytes`]; both before
 /// the query is parsed, so a huge one costs nothing more than its length.
-pub(super) async fn size_limits(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+pub(super) async fn size_limits(State(limits): State<Limits>, request: Request, next: Next) -> Response {
     let uri_bytes = request.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
-    if uri_bytes > guard.limits.max_uri_bytes {
+    if uri_bytes > limits.max_uri_bytes {
         return ApiError::UriTooLong.into_response();
     }
     // Each header as on the wire: name, ": ", value, CRLF.
     let header_bytes: usize = request.headers().iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum();
-    if header_bytes > guard.limits.max_header_bytes {
+    if header_bytes > limits.max_header_bytes {
         return ApiError::HeadersTooLarge.into_response();
     }
     next.run(request).await
 }
 
-/// 429 at once when [`Limits::max_concurrent`] requests are already being answered.
-pub(super) async fn concurrency_limit(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    let Ok(_permit) = guard.permits.clone().try_acquire_owned() else {
-        return ApiError::Overloaded.into_response();
+/// The concurrency and time limits, on tower's own layers: at most
+/// [`Limits::max_concurrent`] requests past this point at once, the next one shed at once
+/// with 429 (`LoadShed` over a `GlobalConcurrencyLimit`, whose permits every clone of the
+/// router shares), and [`Limits::request_timeout`] per request, then 408 (`Timeout`). A
+/// handler that awaits (the preview's file reads) is cut at the limit; a search computes
+/// inline without awaiting (see `respond::endpoint`), so it is also handed the
+/// [`Deadline`] and stops itself.
+pub(super) fn concurrency_and_time(router: Router, limits: Limits) -> Router {
+    let limit = limits.request_timeout;
+    let deadline = move |mut request: Request| async move {
+        request.extensions_mut().insert(Deadline::at(Instant::now() + limit));
+        request
     };
-    next.run(request).await
-}
-
-/// 408 `{"detail": "Request timed out."}` after [`Limits::request_timeout`]. A handler that
-/// awaits (the preview's file reads) is cut at the limit; a search computes inline without
-/// awaiting (see `endpoint`), so it is handed the [`Deadline`] and stops itself.
-pub(super) async fn time_limit(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
-    let limit = guard.limits.request_timeout;
-    request.extensions_mut().insert(Deadline::at(Instant::now() + limit));
-    match tokio::time::timeout(limit, next.run(request)).await {
-        Ok(response) => response,
-        Err(_elapsed) => ApiError::TimedOut.into_response(),
-    }
+    router.layer(axum::middleware::map_request(deadline)).layer(
+        ServiceBuilder::new()
+            .layer(HandleErrorLayer::new(|error: BoxError| async move {
+                if error.is::<Overloaded>() {
+                    ApiError::Overloaded
+                } else if error.is::<Elapsed>() {
+                    ApiError::TimedOut
+                } else {
+                    tracing::error!(%error, "a request limit failed; answered 500");
+                    ApiError::Internal
+                }
+            }))
+            .layer(LoadShedLayer::new())
+            .layer(GlobalConcurrencyLimitLayer::new(limits.max_concurrent))
+            .layer(TimeoutLayer::new(limit)),
+    )
 }
 
 pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {

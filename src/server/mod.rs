@@ -30,14 +30,13 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use tokio::sync::Semaphore;
 use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::api::ApiError;
 use crate::api::headers::{self, JSON};
 use crate::search::ApiVersion;
 pub use limits::Limits;
-use limits::{Guard, concurrency_limit, panic_message, size_limits, time_limit};
+use limits::{panic_message, size_limits};
 pub use operator::Telemetry;
 use respond::endpoint;
 pub use respond::{links, not_found};
@@ -96,13 +95,10 @@ pub fn layered(router: Router) -> Router {
 /// and one access log line per request on stderr (method, path and query, status,
 /// microseconds).
 pub fn layered_with(router: Router, limits: Limits) -> Router {
-    let guard = Arc::new(Guard { limits, permits: Arc::new(Semaphore::new(limits.max_concurrent)) });
     // Outermost last: the log sees every answer, the cheap size checks run before a
     // permit is taken, and the timeout covers the handler only.
-    router
-        .layer(middleware::from_fn_with_state(guard.clone(), time_limit))
-        .layer(middleware::from_fn_with_state(guard.clone(), concurrency_limit))
-        .layer(middleware::from_fn_with_state(guard, size_limits))
+    limits::concurrency_and_time(router, limits)
+        .layer(middleware::from_fn_with_state(limits, size_limits))
         .layer(CatchPanicLayer::custom(|panic: Box<dyn std::any::Any + Send>| {
             // issue 6: a panic is a 500 JSON body *and* a log line; the process keeps serving.
             tracing::error!(panic = panic_message(panic.as_ref()), "a handler panicked; answered 500");

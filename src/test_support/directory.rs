@@ -1,6 +1,7 @@
 //! The directory every search test starts from: fifteen services around Glasgow, each there
 //! for one rule (comments say which), built straight into the model, plus its index and
-//! search state. Unit tests (`crate::index`) and the integration targets share it.
+//! search state; and [`tiny`], three services at one location, for the unit tests that
+//! check exact derived structures. Unit tests and the integration targets share them.
 
 use std::sync::Arc;
 
@@ -214,4 +215,70 @@ pub fn directory() -> Directory {
 /// The search service over a directory.
 pub fn state_of(dir: &Directory) -> Arc<AppState> {
     Arc::new(AppState::new(SearchIndex::build(dir, &publication())))
+}
+
+/// A tiny directory for unit tests: three services with names, descriptions, categories,
+/// areas and locations.
+pub fn tiny() -> Directory {
+    let category =
+        |slug: &str, name: &str, children| CategoryInput { id: None, name: name.into(), slug: slug.into(), children };
+    let categories = CategoryTree::build(&[category(
+        "activity",
+        "Activity",
+        vec![category("outdoor-pursuits", "Outdoor Pursuits", vec![])],
+    )]);
+    let service = |n: u128, name: &str, description: &str, categories: Vec<u16>, areas: Vec<u16>, locations| Service {
+        id: Uuid::from_u128(n),
+        organisation: 0,
+        name: name.into(),
+        slug: format!("s-{n}"),
+        description: description.into(),
+        url: String::new(),
+        phone: String::new(),
+        email: String::new(),
+        categories,
+        service_areas: areas,
+        locations,
+        last_updated: Timestamp(0),
+    };
+    Directory {
+        organisations: vec![Organisation {
+            id: Uuid::from_u128(100),
+            name: "Org".into(),
+            slug: "org".into(),
+            services: vec![0, 1, 2],
+            locations: vec![0],
+            ..Organisation::default()
+        }],
+        services: vec![
+            service(1, "Walking Group", "Gentle walks.", vec![1], vec![], vec![0]),
+            service(2, "Health Walks", "Walking for health.", vec![], vec![0], vec![]),
+            service(3, "Money Advice", "Help with debt.", vec![0], vec![1], vec![0]),
+        ],
+        locations: vec![Location {
+            id: Uuid::from_u128(200),
+            organisation: 0,
+            name: String::new(),
+            description: String::new(),
+            street_address: "1 Street".into(),
+            locality: "Glasgow".into(),
+            region: String::new(),
+            state: String::new(),
+            postal_code: "G2 1AL".into(),
+            country: "GB".into(),
+            point: Point { lat: 55.86, lon: -4.25 },
+        }],
+        categories,
+        service_areas: vec![
+            ServiceArea { code: "XS".into(), kind: AreaKind::Country, name: "Scotland".into() },
+            ServiceArea { code: "S12000046".into(), kind: AreaKind::LocalAuthority, name: "Glasgow City".into() },
+        ],
+        postcodes: PostcodeDirectory {
+            postcodes: vec![Postcode {
+                code: "G2 1AL".into(),
+                point: Point { lat: 55.8609, lon: -4.2514 },
+                areas: vec!["S12000046".into(), "XS".into(), "XB".into()],
+            }],
+        },
+    }
 }

@@ -224,6 +224,11 @@ pub(super) fn no_repeats<T: std::hash::Hash + Eq + std::fmt::Display>(
     }
 }
 
+/// A category slug that names nothing: the file it should be in, and the message.
+const NO_CATEGORY: (&str, &str) = (files::CATEGORIES, "is no category slug of categories.json");
+/// An area code that names nothing: the file it should be in, and the message.
+const NO_AREA: (&str, &str) = (files::SERVICE_AREAS, "is no code of service_areas.json");
+
 /// Service check results, by input position.
 pub(super) struct ServiceCheck {
     pub(super) slug: String,
@@ -249,20 +254,8 @@ pub(super) fn check_services(
         let slug = slug_of(file, line, record.slug.as_deref(), &record.name, &record.id, "service", errors);
         let last_updated = timestamp(file, line, "last_updated", &record.last_updated, errors);
         let at = |field: &'static str| (file, line, field);
-        let categories = refs.named(
-            at("categories"),
-            &record.categories,
-            refs.categories,
-            (files::CATEGORIES, "is no category slug of categories.json"),
-            errors,
-        );
-        let areas = refs.named(
-            at("service_areas"),
-            &record.service_areas,
-            refs.areas,
-            (files::SERVICE_AREAS, "is no code of service_areas.json"),
-            errors,
-        );
+        let categories = refs.named(at("categories"), &record.categories, refs.categories, NO_CATEGORY, errors);
+        let areas = refs.named(at("service_areas"), &record.service_areas, refs.areas, NO_AREA, errors);
         for (ix, id) in record.location_ids.iter().enumerate() {
             match locations.by_id.get(id) {
                 None => refs.dangling(

@@ -10,7 +10,7 @@ pub mod v4;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{AreaKind, Directory, Location, ServiceArea};
+use crate::model::{AreaKind, Directory, Location, Service, ServiceArea};
 
 /// A credit statement for a data source (`meta.attribution`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,6 +129,35 @@ fn kind_form(kind: AreaKind, form: AreaTypeForm) -> &'static str {
     match form {
         AreaTypeForm::Name => kind.name(),
         AreaTypeForm::Numeric => kind.numeric(),
+    }
+}
+
+/// The name and free-text contact fields of a service, in the order every version writes
+/// them; flattened into each version's service shape.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServiceText<'a> {
+    /// Name.
+    pub name: &'a str,
+    /// Description.
+    pub description: &'a str,
+    /// Web site.
+    pub url: &'a str,
+    /// Telephone.
+    pub phone: &'a str,
+    /// Email.
+    pub email: &'a str,
+}
+
+impl<'a> ServiceText<'a> {
+    /// The fields of `service`.
+    pub fn of(service: &'a Service) -> Self {
+        ServiceText {
+            name: &service.name,
+            description: &service.description,
+            url: &service.url,
+            phone: &service.phone,
+            email: &service.email,
+        }
     }
 }
 

@@ -3,7 +3,9 @@
 use serde::Serialize;
 use uuid::Uuid;
 
-use super::{AreaTypeForm, AreaView, CategoryRef, LocationView, area_views, category_refs, location_views};
+use super::{
+    AreaTypeForm, AreaView, CategoryRef, LocationView, ServiceText, area_views, category_refs, location_views,
+};
 use crate::model::{Directory, Service};
 
 /// The v3 search page: `{count, next, previous, results}`, no `meta`.
@@ -35,16 +37,9 @@ pub struct ServiceV3<'a> {
     pub id: Uuid,
     /// Who runs it.
     pub organisation: OrganisationRefV3<'a>,
-    /// Name.
-    pub name: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Web site.
-    pub url: &'a str,
-    /// Telephone.
-    pub phone: &'a str,
-    /// Email.
-    pub email: &'a str,
+    /// Name and contact fields.
+    #[serde(flatten)]
+    pub text: ServiceText<'a>,
     /// Tagged categories.
     pub categories: Vec<CategoryRef<'a>>,
     /// Where it is delivered.
@@ -60,11 +55,7 @@ impl<'a> ServiceV3<'a> {
         ServiceV3 {
             id: service.id,
             organisation: OrganisationRefV3 { id: org.id, name: &org.name },
-            name: &service.name,
-            description: &service.description,
-            url: &service.url,
-            phone: &service.phone,
-            email: &service.email,
+            text: ServiceText::of(service),
             categories: category_refs(dir, &service.categories),
             locations: location_views(dir, &service.locations),
             service_areas: area_views(dir, &service.service_areas, AreaTypeForm::Numeric),

@@ -4,7 +4,8 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    AreaTypeForm, AreaView, CategoryRef, LocationView, Meta, Publication, area_views, category_refs, location_views,
+    AreaTypeForm, AreaView, CategoryRef, LocationView, Meta, Publication, ServiceText, area_views, category_refs,
+    location_views,
 };
 use crate::model::{CategoryIx, Directory, Organisation, Service};
 
@@ -58,21 +59,28 @@ pub struct OrganisationRef<'a> {
     pub slug: &'a str,
 }
 
+impl<'a> OrganisationRef<'a> {
+    /// The reference to `org`.
+    pub fn of(publication: &Publication, org: &'a Organisation) -> Self {
+        OrganisationRef {
+            id: org.id,
+            name: &org.name,
+            directory_url: publication.organisation_url(&org.slug),
+            permalink: publication.organisation_url(&org.id.to_string()),
+            is_claimed: org.is_claimed,
+            slug: &org.slug,
+        }
+    }
+}
+
 /// A v4 service (with `locations`, as v4.1 serves it).
 #[derive(Debug, Serialize)]
 pub struct ServiceView<'a> {
     /// Identifier.
     pub id: Uuid,
-    /// Name.
-    pub name: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Web site.
-    pub url: &'a str,
-    /// Telephone.
-    pub phone: &'a str,
-    /// Email.
-    pub email: &'a str,
+    /// Name and contact fields.
+    #[serde(flatten)]
+    pub text: ServiceText<'a>,
     /// Tagged categories.
     pub categories: Vec<CategoryRef<'a>>,
     /// Service areas.
@@ -101,21 +109,10 @@ impl<'a> ServiceView<'a> {
         };
         ServiceView {
             id: service.id,
-            name: &service.name,
-            description: &service.description,
-            url: &service.url,
-            phone: &service.phone,
-            email: &service.email,
+            text: ServiceText::of(service),
             categories: category_refs(dir, &service.categories),
             service_areas: area_views(dir, &service.service_areas, form),
-            organisation: OrganisationRef {
-                id: org.id,
-                name: &org.name,
-                directory_url: publication.organisation_url(&org.slug),
-                permalink: publication.organisation_url(&org.id.to_string()),
-                is_claimed: org.is_claimed,
-                slug: &org.slug,
-            },
+            organisation: OrganisationRef::of(publication, org),
             slug: &service.slug,
             directory_url: publication.service_url(&service.slug),
             permalink: publication.service_url(&service.id.to_string()),
@@ -130,16 +127,9 @@ impl<'a> ServiceView<'a> {
 pub struct ServiceSummary<'a> {
     /// Identifier.
     pub id: Uuid,
-    /// Name.
-    pub name: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Web site.
-    pub url: &'a str,
-    /// Telephone.
-    pub phone: &'a str,
-    /// Email.
-    pub email: &'a str,
+    /// Name and contact fields.
+    #[serde(flatten)]
+    pub text: ServiceText<'a>,
     /// Tagged categories.
     pub categories: Vec<CategoryRef<'a>>,
     /// Service areas, numeric types.
@@ -149,18 +139,9 @@ pub struct ServiceSummary<'a> {
 /// The single-organisation response's `data`.
 #[derive(Debug, Serialize)]
 pub struct OrganisationView<'a> {
-    /// Identifier.
-    pub id: Uuid,
-    /// Name.
-    pub name: &'a str,
-    /// Human-facing page.
-    pub directory_url: String,
-    /// Permanent address.
-    pub permalink: String,
-    /// Claimed by a representative.
-    pub is_claimed: bool,
-    /// Slug.
-    pub slug: &'a str,
+    /// Id, name, links, claim and slug, as a service embeds them.
+    #[serde(flatten)]
+    pub reference: OrganisationRef<'a>,
     /// Description.
     pub description: &'a str,
     /// Social page.
@@ -185,12 +166,7 @@ impl<'a> OrganisationView<'a> {
     /// Views an organisation.
     pub fn new(dir: &'a Directory, publication: &Publication, org: &'a Organisation) -> Self {
         OrganisationView {
-            id: org.id,
-            name: &org.name,
-            directory_url: publication.organisation_url(&org.slug),
-            permalink: publication.organisation_url(&org.id.to_string()),
-            is_claimed: org.is_claimed,
-            slug: &org.slug,
+            reference: OrganisationRef::of(publication, org),
             description: &org.description,
             facebook: &org.facebook,
             twitter: &org.twitter,
@@ -205,11 +181,7 @@ impl<'a> OrganisationView<'a> {
                     let s = &dir.services[ix as usize];
                     ServiceSummary {
                         id: s.id,
-                        name: &s.name,
-                        description: &s.description,
-                        url: &s.url,
-                        phone: &s.phone,
-                        email: &s.email,
+                        text: ServiceText::of(s),
                         categories: category_refs(dir, &s.categories),
                         service_areas: area_views(dir, &s.service_areas, AreaTypeForm::Numeric),
                     }

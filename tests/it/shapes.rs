@@ -28,6 +28,11 @@ enum Ty {
     IntOrNull,
 }
 
+/// Fields that are all strings.
+fn strings<'a>(names: &[&'a str]) -> Vec<(&'a str, Ty)> {
+    names.iter().map(|name| (*name, Ty::Str)).collect()
+}
+
 fn check(value: &Value, what: &str, fields: &[(&str, Ty)]) {
     let obj = value.as_object().unwrap_or_else(|| panic!("{what}: not an object: {value}"));
     let got: BTreeSet<&str> = obj.keys().map(String::as_str).collect();
@@ -91,21 +96,35 @@ fn check_location(loc: &Value) {
         loc,
         "location",
         &[
-            ("id", Ty::Uuid),
-            ("formatted_address", Ty::Str),
-            ("name", Ty::Str),
-            ("description", Ty::Str),
-            ("street_address", Ty::Str),
-            ("locality", Ty::Str),
-            ("region", Ty::Str),
-            ("state", Ty::Str),
-            ("postal_code", Ty::Str),
-            ("country", Ty::Str),
-            ("latitude", Ty::Num),
-            ("longitude", Ty::Num),
-        ],
+            &[("id", Ty::Uuid)],
+            strings(&[
+                "formatted_address",
+                "name",
+                "description",
+                "street_address",
+                "locality",
+                "region",
+                "state",
+                "postal_code",
+                "country",
+            ])
+            .as_slice(),
+            &[("latitude", Ty::Num), ("longitude", Ty::Num)],
+        ]
+        .concat(),
     );
 }
+
+/// The fields of an organisation embedded in a v4 service, which the single organisation
+/// starts with too.
+const ORGANISATION_REF: [(&str, Ty); 6] = [
+    ("id", Ty::Uuid),
+    ("name", Ty::Str),
+    ("directory_url", Ty::UrlOrNull),
+    ("permalink", Ty::UrlOrNull),
+    ("is_claimed", Ty::Bool),
+    ("slug", Ty::Str),
+];
 
 /// The fields a v4 service and a service summary (in an organisation) share, in order.
 const SERVICE_CORE: [(&str, Ty); 8] = [
@@ -138,18 +157,7 @@ fn check_service_v4(s: &Value, single: bool) {
         ]
         .concat(),
     );
-    check(
-        &s["organisation"],
-        "v4 organisation ref",
-        &[
-            ("id", Ty::Uuid),
-            ("name", Ty::Str),
-            ("directory_url", Ty::UrlOrNull),
-            ("permalink", Ty::UrlOrNull),
-            ("is_claimed", Ty::Bool),
-            ("slug", Ty::Str),
-        ],
-    );
+    check(&s["organisation"], "v4 organisation ref", &ORGANISATION_REF);
     array(&s["categories"], "categories").iter().for_each(check_category_ref);
     let area_ty = if single { Ty::AreaTypeNumeric } else { Ty::AreaTypeName };
     array(&s["service_areas"], "service_areas").iter().for_each(|a| check_area(a, area_ty));
@@ -200,22 +208,11 @@ fn v4_single_organisation() {
             org,
             "organisation",
             &[
-                ("id", Ty::Uuid),
-                ("name", Ty::Str),
-                ("directory_url", Ty::UrlOrNull),
-                ("permalink", Ty::UrlOrNull),
-                ("is_claimed", Ty::Bool),
-                ("slug", Ty::Str),
-                ("description", Ty::Str),
-                ("facebook", Ty::Str),
-                ("twitter", Ty::Str),
-                ("url", Ty::Str),
-                ("phone", Ty::Str),
-                ("email", Ty::Str),
-                ("last_edited", Ty::TimeSingle),
-                ("services", Ty::Nested),
-                ("locations", Ty::Nested),
-            ],
+                ORGANISATION_REF.as_slice(),
+                strings(&["description", "facebook", "twitter", "url", "phone", "email"]).as_slice(),
+                &[("last_edited", Ty::TimeSingle), ("services", Ty::Nested), ("locations", Ty::Nested)],
+            ]
+            .concat(),
         );
         for s in array(&org["services"], "services") {
             check(s, "service summary", &SERVICE_CORE);

@@ -7,7 +7,9 @@
 pub mod dataset;
 pub mod search_server;
 
+use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
+use std::process::Child;
 
 /// A binary of this package (`svcdir`, `svcdir-search`), as cargo built it for the tests:
 /// beside the `deps/` folder that holds the running test executable.
@@ -17,4 +19,31 @@ pub fn bin(name: &str) -> PathBuf {
     let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(path.is_file(), "{} is not built (cargo builds the binaries before the tests)", path.display());
     path
+}
+
+/// A child process that is killed and reaped when dropped, unless it already exited: a test
+/// or benchmark that fails half-way leaves no server behind.
+#[derive(Debug)]
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+impl Deref for KillOnDrop {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl DerefMut for KillOnDrop {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
 }

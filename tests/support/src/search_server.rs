@@ -4,26 +4,17 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// A running server.
 pub struct Server {
     /// The process.
-    pub child: Child,
+    pub child: crate::KillOnDrop,
     /// `HOST:PORT` it listens on.
     pub address: String,
     log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
 }
 
 impl Server {
@@ -59,7 +50,7 @@ impl Server {
                 lines.lock().expect("log lock").push(line);
             }
         });
-        let mut server = Server { child, address: String::new(), log };
+        let mut server = Server { child: crate::KillOnDrop(child), address: String::new(), log };
         server.address = rx
             .recv_timeout(Duration::from_secs(20))
             .unwrap_or_else(|_| panic!("no listening line; stderr: {:?}", server.log()));

@@ -14,11 +14,8 @@ use tower::ServiceExt;
 pub mod brute;
 pub mod random;
 
-// The directory and the server process moved to `svcdir::test_support::directory` and
-// `svcdir_testkit::search_server`, shared with the other targets.
+// The directory every search test starts from is the library's, shared with the unit tests.
 pub use svcdir::test_support::directory::*;
-#[allow(unused_imports)]
-pub use svcdir_testkit::search_server as process;
 
 /// A response, collected.
 #[derive(Debug)]

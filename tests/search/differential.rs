@@ -1,16 +1,14 @@
 //! Differential test: random queries answered by the server (`app().oneshot`) give the
 //! same count, the same ordered ids, the same `next` and `previous` and the same fields in
-//! every result as a brute-force scan written from behaviour.md (`search_support::brute`)
+//! every result as a brute-force scan written from behaviour.md (`crate::support::brute`)
 //! with each result rendered by the static build's views, on a generated sample dataset of
 //! 10,000 services (2,000 queries: large results, deep pages, every path of the query
 //! planner) and on a random directory full of ties.
 
-mod search_support;
-
+use crate::support::brute::Oracle;
+use crate::support::{get, publication, random};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use search_support::brute::Oracle;
-use search_support::{get, publication, random};
 use svcdir::api::routing::{V3_PATH, V4_PATH};
 use svcdir::index::SearchIndex;
 use svcdir::model::Directory;
@@ -24,7 +22,7 @@ use svcdir::views::v4::{ServiceContext, ServiceView};
 fn expected(
     dir: &Directory,
     url: &str,
-    query: &search_support::brute::Query,
+    query: &crate::support::brute::Query,
     count: usize,
     ids: &[uuid::Uuid],
 ) -> serde_json::Value {
@@ -37,7 +35,7 @@ fn expected(
         has_next: (query.page as usize) * query.page_size < count,
         has_previous: query.page > 1,
     };
-    let (next, previous) = links(search_support::BASE, if v3 { V3_PATH } else { V4_PATH }, &raw, &page);
+    let (next, previous) = links(crate::support::BASE, if v3 { V3_PATH } else { V4_PATH }, &raw, &page);
     let publication = publication();
     let results: Vec<serde_json::Value> = ids
         .iter()
@@ -131,7 +129,7 @@ async fn deep_pages_of_a_large_result() {
     let state = std::sync::Arc::new(AppState::new(SearchIndex::build(&dir, &publication())));
     let oracle = Oracle::new(&dir);
     let postcode = dir.postcodes.postcodes[0].code.clone();
-    let query = |page: u64, page_size: usize| search_support::brute::Query {
+    let query = |page: u64, page_size: usize| crate::support::brute::Query {
         postcode: postcode.clone(),
         q: None,
         categories: vec![],

@@ -1,10 +1,8 @@
 //! The search service, rule by rule (behaviour.md: Search, Errors, Routing, JSON or HTML),
 //! through `app(state).oneshot(request)` over a hand-made directory around Glasgow.
 
-mod search_support;
-
+use crate::support::*;
 use axum::http::Method;
-use search_support::*;
 use serde_json::json;
 
 const V4: &str = "/api/v4/services/";

@@ -1,16 +1,14 @@
 //! The real `svcdir-search` binary: started on a free port with an index written here,
 //! asked over real HTTP, stopped with SIGTERM; and its start-up failures.
 
-mod search_support;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::support::{directory, publication};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
-use search_support::process::Server;
-use search_support::{directory, publication};
 use svcdir::index::SearchIndex;
+use svcdir_testkit::search_server::Server;
 
 const BIN: &str = env!("CARGO_BIN_EXE_svcdir-search");
 
@@ -214,7 +212,7 @@ fn healthz_and_metrics_report_the_index_and_count_the_requests() {
     assert!(buckets.len() >= 10 && buckets.iter().any(|b| b.less_than == f64::INFINITY), "{buckets:?}");
     assert!(buckets.windows(2).all(|w| w[0].less_than < w[1].less_than && w[0].count <= w[1].count));
     assert_eq!(buckets.last().map(|b| b.count), Some(3.0));
-    let count = |m: &search_support::process::Metrics| {
+    let count = |m: &svcdir_testkit::search_server::Metrics| {
         m.value("svcdir_http_request_duration_seconds_count", &[("route", "/api/v4/services/")])
     };
     assert_eq!(count(&after) - count(&before), 3.0);
@@ -226,8 +224,15 @@ fn healthz_and_metrics_report_the_index_and_count_the_requests() {
     assert_eq!(after.value("svcdir_index_info", &[("index_hash", health["index_hash"].as_str().unwrap())]), 1.0);
     assert!(after.value("process_resident_memory_bytes", &[]) > 1e6, "{}", after.text);
 
-    // Each request one JSON log event.
-    let events = server.events();
+    // Each request one JSON log event. The log is written off the request path, so the
+    // last scrape's line may land just after its answer: wait for it (at most 10 s).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut events = server.events();
+    while events.iter().filter(|e| e["target"] == "svcdir::access").count() < 8 && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        events = server.events();
+    }
     let access: Vec<_> = events.iter().filter(|e| e["target"] == "svcdir::access").collect();
     assert_eq!(access.len(), 1 + 2 + 5, "healthz, two scrapes, five requests: {access:?}");
     let scan = access.iter().find(|e| e["path"] == "/wp-login.php").expect("logged");

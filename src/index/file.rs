@@ -1,0 +1,272 @@
+//! The index file (format in the parent module's documentation): what is stored of each
+//! service, the core section, the rendered results, the header with its checksum, and the
+//! checks a file must pass before it is served.
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::text::TextIndex;
+use super::{FORMAT_VERSION, HEADER_LEN, IndexError, MAGIC};
+use crate::model::{AreaIx, CategoryIx, Directory, LocationIx, Point, PostcodeDirectory};
+use crate::views::Publication;
+use crate::views::v3::ServiceV3;
+use crate::views::v4::{ServiceContext, ServiceView};
+
+/// What the index keeps of a service besides its rendered results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(super) struct StoredService {
+    pub(super) areas: Vec<AreaIx>,
+    pub(super) categories: Vec<CategoryIx>,
+    pub(super) locations: Vec<LocationIx>,
+    /// Position in (name, id) order: the last two keys of Search 7 as one integer.
+    pub(super) name_rank: u32,
+}
+
+/// The core section: what is decoded at start-up.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Core {
+    pub(super) publication: Publication,
+    /// Postcodes, categories and service areas only.
+    pub(super) directory: Directory,
+    pub(super) text: TextIndex,
+    pub(super) services: Vec<StoredService>,
+    pub(super) location_points: Vec<Point>,
+}
+
+/// The bytes of an index file, owned or mapped.
+pub(super) enum Backing {
+    Owned(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl std::fmt::Debug for Backing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Backing::Owned(bytes) => write!(f, "Owned({} bytes)", bytes.len()),
+            Backing::Mapped(map) => write!(f, "Mapped({} bytes)", map.len()),
+        }
+    }
+}
+
+impl std::ops::Deref for Backing {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Backing::Owned(bytes) => bytes,
+            Backing::Mapped(map) => map,
+        }
+    }
+}
+
+/// Renders every service's result as JSON: all the v4 ones, then all the v3 ones, with the
+/// offsets that cut them apart before them.
+pub(super) fn render_results(dir: &Directory, publication: &Publication) -> Vec<u8> {
+    let render = |ix: usize| -> Vec<u8> {
+        let service = &dir.services[ix % dir.services.len()];
+        let rendered = if ix < dir.services.len() {
+            serde_json::to_vec(&ServiceView::new(dir, publication, service, ServiceContext::List))
+        } else {
+            serde_json::to_vec(&ServiceV3::new(dir, service))
+        };
+        rendered.expect("a view serialises: plain strings, numbers and lists")
+    };
+    let parts: Vec<Vec<u8>> = (0..2 * dir.services.len()).into_par_iter().map(render).collect();
+    let table = 8 * (parts.len() + 1);
+    let mut out = Vec::with_capacity(table + parts.iter().map(Vec::len).sum::<usize>());
+    let mut offset = 0u64;
+    out.extend_from_slice(&offset.to_le_bytes());
+    for part in &parts {
+        offset += part.len() as u64;
+        out.extend_from_slice(&offset.to_le_bytes());
+    }
+    for part in parts {
+        out.extend_from_slice(&part);
+    }
+    out
+}
+
+/// The core of a directory.
+pub(super) fn core_of(dir: &Directory, publication: &Publication) -> Core {
+    let mut by_name: Vec<u32> = (0..dir.services.len() as u32).collect();
+    by_name.sort_unstable_by(|&a, &b| {
+        let (a, b) = (&dir.services[a as usize], &dir.services[b as usize]);
+        a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id))
+    });
+    let mut name_rank = vec![0u32; by_name.len()];
+    for (rank, &ix) in by_name.iter().enumerate() {
+        name_rank[ix as usize] = rank as u32;
+    }
+    Core {
+        publication: publication.clone(),
+        directory: Directory {
+            organisations: Vec::new(),
+            services: Vec::new(),
+            locations: Vec::new(),
+            categories: dir.categories.clone(),
+            service_areas: dir.service_areas.clone(),
+            postcodes: PostcodeDirectory { postcodes: dir.postcodes.postcodes.clone() },
+        },
+        text: TextIndex::build(dir),
+        services: dir
+            .services
+            .iter()
+            .zip(&name_rank)
+            .map(|(s, &name_rank)| StoredService {
+                areas: s.service_areas.clone(),
+                categories: s.categories.clone(),
+                locations: s.locations.clone(),
+                name_rank,
+            })
+            .collect(),
+        location_points: dir.locations.iter().map(|l| l.point).collect(),
+    }
+}
+
+/// The whole file of a directory's index.
+pub(super) fn encode(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexError> {
+    let core = postcard::to_allocvec(&core_of(dir, publication))?;
+    Ok(file_bytes(&core, &render_results(dir, publication)))
+}
+
+/// A file of an encoded core and a rendered section: the header (with its checksum), then
+/// the two sections.
+pub(super) fn file_bytes(core: &[u8], rendered: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(HEADER_LEN + core.len() + rendered.len());
+    bytes.extend_from_slice(&MAGIC);
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&[0; 4]);
+    bytes.extend_from_slice(&(core.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&(rendered.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&[0; 16]);
+    bytes.extend_from_slice(core);
+    bytes.extend_from_slice(rendered);
+    let checksum = checksum(&bytes[HEADER_LEN..]);
+    bytes[32..40].copy_from_slice(&checksum.to_le_bytes());
+    bytes
+}
+
+/// XXH3-64 of the body: the header's checksum.
+pub(super) fn checksum(body: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(body)
+}
+
+/// Bytes hashed between two releases in [`Sums::of`].
+pub(super) const CHUNK: usize = 4 << 20;
+
+/// The header's checksum and the file's content hash, in one pass over the file.
+pub(super) struct Sums {
+    /// XXH3-64 of everything after the header.
+    pub(super) body: u64,
+    /// [`crate::write::content_hash`] of the whole file (what the build's manifest records).
+    pub(super) content: String,
+}
+
+impl Sums {
+    /// Hashes `file` in chunks, calling `release` with each chunk once it is hashed.
+    pub(super) fn of(file: &[u8], release: &(dyn Fn(&[u8]) + Sync)) -> Sums {
+        let mut body = xxhash_rust::xxh3::Xxh3::new();
+        let mut content = xxhash_rust::xxh3::Xxh3::new();
+        let mut at = 0;
+        while at < file.len() {
+            let chunk = &file[at..file.len().min(at + CHUNK)];
+            content.update(chunk);
+            let from = HEADER_LEN.saturating_sub(at).min(chunk.len());
+            body.update(&chunk[from..]);
+            release(chunk);
+            at += chunk.len();
+        }
+        Sums { body: body.digest(), content: format!("{:032x}", content.digest128()) }
+    }
+}
+
+/// Replaces the file at `path` atomically ([`crate::write::replace_file`]).
+pub(super) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
+    crate::write::replace_file(path, bytes).map_err(|source| IndexError::Write { path: path.to_path_buf(), source })
+}
+
+/// Checks the magic bytes, the version and the lengths; returns the core's length and the
+/// stored checksum.
+pub(super) fn check_header(bytes: &[u8], path: &Path) -> Result<(usize, u64), IndexError> {
+    let path = path.to_path_buf();
+    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+        return Err(IndexError::BadMagic { path });
+    }
+    let corrupt = |reason: String| IndexError::Corrupt { path: path.clone(), reason };
+    let u32_at = |at: usize| bytes.get(at..at + 4).and_then(|v| <[u8; 4]>::try_from(v).ok()).map(u32::from_le_bytes);
+    let u64_at = |at: usize| bytes.get(at..at + 8).and_then(|v| <[u8; 8]>::try_from(v).ok()).map(u64::from_le_bytes);
+    let version = u32_at(8).ok_or_else(|| corrupt("the header is cut short".into()))?;
+    if version != FORMAT_VERSION {
+        return Err(IndexError::UnsupportedVersion { path, found: version, supported: FORMAT_VERSION });
+    }
+    let (Some(core_len), Some(rendered_len), Some(checksum_stored)) = (u64_at(16), u64_at(24), u64_at(32)) else {
+        return Err(corrupt("the header is cut short".into()));
+    };
+    let expected = (HEADER_LEN as u64).checked_add(core_len).and_then(|n| n.checked_add(rendered_len));
+    if expected != Some(bytes.len() as u64) {
+        return Err(corrupt(format!(
+            "the file has {} bytes, its header announces {} (cut short, or bytes added)",
+            bytes.len(),
+            expected.map_or_else(|| "more than 2^64".to_owned(), |n| n.to_string())
+        )));
+    }
+    Ok((core_len as usize, checksum_stored))
+}
+
+/// Every reference a request could follow points inside the core.
+pub(super) fn check_core(core: &Core) -> Result<(), String> {
+    let dir = &core.directory;
+    let (nodes, areas, locations) = (dir.categories.nodes.len(), dir.service_areas.len(), core.location_points.len());
+    let services = core.services.len();
+    if services > u32::MAX as usize || locations > u32::MAX as usize {
+        return Err("too many records".into());
+    }
+    for (ix, s) in core.services.iter().enumerate() {
+        if s.categories.iter().any(|&c| c as usize >= nodes)
+            || s.areas.iter().any(|&a| a as usize >= areas)
+            || s.locations.iter().any(|&l| l as usize >= locations)
+        {
+            return Err(format!("service {ix} refers to a record that does not exist"));
+        }
+    }
+    let mut ranks: Vec<u32> = core.services.iter().map(|s| s.name_rank).collect();
+    ranks.sort_unstable();
+    if ranks.iter().enumerate().any(|(n, &r)| r as usize != n) {
+        return Err("the services' name ranks are not a permutation".into());
+    }
+    for (ix, n) in dir.categories.nodes.iter().enumerate() {
+        if n.parent.is_some_and(|p| p as usize >= nodes)
+            || n.children.iter().any(|&c| c as usize >= nodes)
+            || (n.subtree_end as usize) <= ix
+            || n.subtree_end as usize > nodes
+        {
+            return Err(format!("category {ix} refers to a node that does not exist"));
+        }
+    }
+    if dir.categories.roots.iter().any(|&r| r as usize >= nodes) {
+        return Err("a top-level category does not exist".into());
+    }
+    core.text.check(services)
+}
+
+/// The rendered section: `2 × services + 1` ascending offsets from 0 to the length of the
+/// JSON after them.
+pub(super) fn check_rendered(rendered: &[u8], services: usize) -> Result<(), String> {
+    let table = 8 * (2 * services + 1);
+    let Some(text_len) = rendered.len().checked_sub(table) else {
+        return Err("the rendered results' table is cut short".into());
+    };
+    let mut previous = 0u64;
+    for (k, chunk) in rendered[..table].chunks_exact(8).enumerate() {
+        let offset = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        if (k == 0 && offset != 0) || offset < previous {
+            return Err(format!("rendered result {k}'s offset is out of order"));
+        }
+        previous = offset;
+    }
+    if previous != text_len as u64 {
+        return Err("the rendered results do not fill their section".into());
+    }
+    Ok(())
+}

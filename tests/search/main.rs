@@ -1,0 +1,9 @@
+//! The search, one integration target: its rules one by one through the router
+//! (`rules`), a differential test of thousands of random queries against a brute-force
+//! reference written from behaviour.md (`differential`), and the real `svcdir-search`
+//! binary over HTTP (`server`). `support` holds the requests and the reference.
+
+mod differential;
+mod rules;
+mod server;
+mod support;
