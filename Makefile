@@ -77,6 +77,11 @@ bench-build:
 bench-search:
 	$(CARGO) bench --bench search_load
 
+## bench-s3-publish: svcdir publish of 10,000 services to a local S3 server (moto), full and no-op, against aws s3 sync
+.PHONY: bench-s3-publish
+bench-s3-publish:
+	$(CARGO) bench --bench s3_publish
+
 # ---- contract (issue 7) ----
 .PHONY: test-contract schema
 

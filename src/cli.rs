@@ -48,6 +48,82 @@ index is refused and the one in force kept). Logs go to stderr as for svcdir-sea
     /// Turn saved pages of an existing deployment's /api/v4/import/ (v4.1 JSON) into a dataset
     /// directory, reporting what the import could not carry over.
     Convert(ConvertArgs),
+    /// Copy a build to object storage (S3 and S3-compatible stores, GCS, Azure, a local
+    /// folder), uploading only what changed and deleting what is gone.
+    #[command(long_about = "Copy the build in --public to object storage, as the origin of a CDN: \
+s3://BUCKET[/PREFIX] (AWS S3 and S3-compatible stores), gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX] \
+or file:///DIR. Only new and changed files are uploaded and files gone from --public are deleted, \
+each object with the Content-Type nginx would send, the Cache-Control of the API's cache policy and, \
+for the precompressed .gz and .br variants, their Content-Encoding.\n\n\
+Order: uploads (a file before the lists that link to it), then _manifest.json, then deletes: readers \
+never meet a link to a missing object, and a failure part-way leaves the previous site whole. A \
+publish killed at any moment and run again uploads only what is still missing or different.\n\n\
+Credentials and settings come only from the standard environment: AWS_ACCESS_KEY_ID, \
+AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL (an S3-compatible store), \
+AWS_ALLOW_HTTP=true (a plain-http endpoint); GOOGLE_SERVICE_ACCOUNT / GOOGLE_APPLICATION_CREDENTIALS \
+for GCS; AZURE_STORAGE_ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY (or AZURE_* tokens) for Azure. \
+They are never printed. Throttling and server errors are retried with backoff.\n\n\
+Exit status: 0 done (or nothing to do), 1 failed (missing bucket, refused credentials, too many \
+deletes, a store or disk error), 2 bad usage.")]
+    Publish(PublishArgs),
+    /// Write the configuration of a CDN edge that answers the whole API as the nginx
+    /// configuration does, from the published objects and svcdir-search.
+    #[command(subcommand)]
+    CdnConfig(CdnConfigCommand),
+}
+
+/// The CDNs `svcdir cdn-config` writes for.
+#[derive(Debug, Subcommand)]
+pub enum CdnConfigCommand {
+    /// A Cloudflare Worker: DIR/worker.js (one ES module, no build step, no dependencies),
+    /// DIR/wrangler.toml to deploy it (`npx wrangler deploy`), and DIR/workerd.capnp to run
+    /// it locally (`workerd serve DIR/workerd.capnp`), where it may reach local and private
+    /// addresses.
+    Cloudflare(CloudflareArgs),
+}
+
+/// Options of `svcdir cdn-config cloudflare`.
+#[derive(Debug, Args)]
+pub struct CloudflareArgs {
+    /// Base URL of the published objects: the object of the file P of the build is
+    /// `{URL}/P` (e.g. the bucket's endpoint and prefix). An answer of 403 or 404 means "no
+    /// such object".
+    #[arg(long, value_name = "URL")]
+    pub static_origin: String,
+    /// Base URL of svcdir-search (the two search paths go there, query and Accept unchanged).
+    #[arg(long, value_name = "URL")]
+    pub search_origin: String,
+    /// Directory to write worker.js, wrangler.toml and workerd.capnp into (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Address `workerd serve DIR/workerd.capnp` listens on.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8787")]
+    pub listen: String,
+}
+
+/// Options of `svcdir publish`.
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// The build to publish (`svcdir build --output`).
+    #[arg(long, value_name = "DIR", default_value = "public")]
+    pub public: PathBuf,
+    /// Destination: s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX] or
+    /// file:///DIR.
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// Print what would be uploaded and deleted; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Stop before changing anything when more than N objects would be deleted.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_deletes: usize,
+    /// Transfers at once.
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub jobs: u16,
+    /// Print one JSON object on stdout: ok, dry_run, uploaded, deleted, unchanged, bytes,
+    /// seconds (and `error` when ok is false). No progress bar.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `svcdir convert`.

@@ -11,6 +11,7 @@ pub mod compress;
 pub mod config;
 pub mod convert;
 pub mod downloads;
+pub mod edge;
 pub mod index;
 pub mod input;
 pub mod model;
@@ -18,6 +19,7 @@ pub mod nginx;
 pub mod openapi;
 pub mod openreferral;
 pub mod preview;
+pub mod publish;
 pub mod render;
 
 pub mod sample;

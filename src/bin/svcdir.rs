@@ -8,7 +8,8 @@ use clap::{ColorChoice, CommandFactory, FromArgMatches};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use svcdir::build::{BuildError, Progress};
 use svcdir::cli::{
-    BuildArgs, Command, ConvertArgs, NginxConfigArgs, SampleArgs, SchemaArgs, ServeArgs, SvcdirCli, ValidateArgs,
+    BuildArgs, Command, ConvertArgs, NginxConfigArgs, PublishArgs, SampleArgs, SchemaArgs, ServeArgs, SvcdirCli,
+    ValidateArgs,
 };
 use svcdir::config::BuildConfig;
 
@@ -33,6 +34,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve(args),
         Command::Schema(args) => schema(args),
         Command::Convert(args) => convert(args),
+        Command::Publish(args) => publish(args),
+        Command::CdnConfig(svcdir::cli::CdnConfigCommand::Cloudflare(args)) => cdn_config_cloudflare(args),
     }
 }
 
@@ -365,4 +368,133 @@ async fn run_preview(args: ServeArgs) -> anyhow::Result<()> {
         .context("server failed")?;
     tracing::info!("stopped");
     Ok(())
+}
+
+// ---- svcdir publish ----
+
+fn publish(args: PublishArgs) -> ExitCode {
+    let cfg = svcdir::publish::PublishConfig {
+        public: args.public.clone(),
+        to: args.to.clone(),
+        dry_run: args.dry_run,
+        max_deletes: args.max_deletes,
+        jobs: usize::from(args.jobs),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
+    let bar = progress_bar(args.json);
+    if let Ok(bar) = bar.lock() {
+        bar.set_style(
+            ProgressStyle::with_template("publish [{bar:40}] {pos}/{len} objects ({eta})")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+    }
+    let on_progress = |event: svcdir::publish::Progress| {
+        let bar = bar.lock().expect("progress bar lock");
+        match event {
+            svcdir::publish::Progress::Planned(n) => bar.set_length(n),
+            svcdir::publish::Progress::Done => bar.inc(1),
+        }
+    };
+    let result = runtime.block_on(svcdir::publish::publish(&cfg, &on_progress));
+    bar.lock().expect("progress bar lock").finish_and_clear();
+    match result {
+        Ok(summary) => {
+            if summary.dry_run {
+                // The plan: on stdout, or beside the JSON object on stderr.
+                let mut lines = String::new();
+                for rel in &summary.plan.uploads {
+                    lines.push_str(&format!("upload {rel}\n"));
+                }
+                if summary.plan.upload_manifest {
+                    lines.push_str(&format!("upload {}\n", svcdir::write::MANIFEST));
+                }
+                for rel in &summary.plan.deletes {
+                    lines.push_str(&format!("delete {rel}\n"));
+                }
+                if args.json { eprint!("{lines}") } else { print!("{lines}") }
+            }
+            let (uploaded, deleted, bytes) = if summary.dry_run {
+                let p = &summary.plan;
+                (p.uploads.len() + usize::from(p.upload_manifest), p.deletes.len(), p.bytes)
+            } else {
+                (summary.uploaded, summary.deleted, summary.bytes)
+            };
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "ok": true,
+                        "dry_run": summary.dry_run,
+                        "uploaded": uploaded,
+                        "deleted": deleted,
+                        "unchanged": summary.unchanged,
+                        "bytes": bytes,
+                        "seconds": summary.seconds,
+                    })
+                );
+            } else {
+                let verb = if summary.dry_run { "would publish" } else { "published" };
+                println!(
+                    "{verb} {} to {}: {uploaded} uploaded ({:.1} MB), {deleted} deleted, {} unchanged in {:.2} s",
+                    args.public.display(),
+                    args.to,
+                    bytes as f64 / 1e6,
+                    summary.unchanged,
+                    summary.seconds
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "ok": false,
+                        "dry_run": args.dry_run,
+                        "uploaded": 0,
+                        "deleted": 0,
+                        "unchanged": 0,
+                        "bytes": 0,
+                        "seconds": 0,
+                        "error": err.to_string(),
+                    })
+                );
+            }
+            eprintln!("error: {err}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+// ---- svcdir cdn-config cloudflare ----
+
+fn cdn_config_cloudflare(args: svcdir::cli::CloudflareArgs) -> ExitCode {
+    let cfg = match svcdir::edge::WorkerConfig::new(&args.static_origin, &args.search_origin, &args.listen) {
+        Ok(cfg) => cfg,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match cfg.write(&args.output) {
+        Ok(()) => {
+            println!(
+                "wrote {dir}/worker.js, {dir}/wrangler.toml and {dir}/workerd.capnp (run locally: workerd serve {dir}/workerd.capnp)",
+                dir = args.output.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
 }

@@ -128,9 +128,18 @@ pub struct Counts {
 impl Manifest {
     /// Reads a generation's manifest; `None` when absent, unreadable or of another version.
     fn read(dir: &Path) -> Option<Manifest> {
-        let bytes = fs::read(dir.join(MANIFEST)).ok()?;
-        let manifest: Manifest = serde_json::from_slice(&bytes).ok()?;
+        Manifest::parse(&fs::read(dir.join(MANIFEST)).ok()?)
+    }
+
+    /// Parses a manifest; `None` when malformed or of another version.
+    pub fn parse(bytes: &[u8]) -> Option<Manifest> {
+        let manifest: Manifest = serde_json::from_slice(bytes).ok()?;
         (manifest.version == MANIFEST_VERSION).then_some(manifest)
+    }
+
+    /// The manifest of a tree that no build described (no fingerprint, no index).
+    pub fn of_files(files: BTreeMap<String, FileEntry>) -> Manifest {
+        Manifest { version: MANIFEST_VERSION, fingerprint: String::new(), index: String::new(), files, counts: None }
     }
 }
 

@@ -1,6 +1,6 @@
 //! End-to-end tests over HTTP: the deployment as users meet it.
 //!
-//! One list of tests (`cases`) runs against two deployments of the same build of
+//! One list of tests (`cases`) runs against three deployments of the same build of
 //! `tests/fixtures/small` (made by the real `svcdir build`, import pages of 2):
 //!
 //! - `nginx::*`: real nginx started with the configuration printed by `svcdir nginx-config`
@@ -8,6 +8,9 @@
 //!   `svcdir-search`. When nginx is not installed these say "skipped" and pass; `.ci/run`
 //!   installs it.
 //! - `preview::*`: `svcdir serve`.
+//! - `worker::*`: the Cloudflare Worker of `svcdir cdn-config cloudflare` in workerd (npm
+//!   `workerd`), its static origin a public-read bucket of a local S3 server (moto) filled
+//!   by `svcdir publish`, its search origin svcdir-search. Skipped, saying so, without them.
 //!
 //! Both must give the answers of `svcdir::api::routing::route`, which is how the suite shows the
 //! nginx template and the preview agree. `nginx_only` checks what only nginx has (its own
@@ -24,6 +27,9 @@ mod rebuild;
 mod replicas;
 mod support;
 
+#[path = "../s3_support/mod.rs"]
+mod s3_support;
+
 /// Declares each case once per deployment.
 macro_rules! against_both {
     ($($case:ident),* $(,)?) => {
@@ -33,6 +39,19 @@ macro_rules! against_both {
                 #[test]
                 fn $case() {
                     if let Some(deployment) = crate::support::nginx() {
+                        crate::cases::$case(&deployment);
+                    }
+                }
+            )*
+        }
+
+        /// The cases against the Cloudflare Worker in workerd, its static origin a public-read
+        /// bucket filled by `svcdir publish`, plus svcdir-search.
+        mod worker {
+            $(
+                #[test]
+                fn $case() {
+                    if let Some(deployment) = crate::support::worker() {
                         crate::cases::$case(&deployment);
                     }
                 }

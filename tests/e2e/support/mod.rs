@@ -113,6 +113,9 @@ pub enum Kind {
     Nginx,
     /// `svcdir serve`.
     Preview,
+    /// The Cloudflare Worker of `svcdir cdn-config cloudflare` in workerd, reading the
+    /// objects `svcdir publish` put in an S3 bucket, plus svcdir-search.
+    Worker,
 }
 
 /// Real processes answering HTTP on `port`.
@@ -126,6 +129,8 @@ pub struct Deployment {
     // then their files.
     processes: Vec<Process>,
     _prefix: Option<tempfile::TempDir>,
+    /// The S3 server holding the Worker's objects.
+    s3: Option<Arc<crate::s3_support::S3Server>>,
     /// The build it serves.
     pub build: Arc<Build>,
 }
@@ -179,13 +184,13 @@ pub fn preview() -> Arc<Deployment> {
 /// Starts `svcdir serve` over `build` on a free port.
 pub fn start_preview(build: Arc<Build>) -> Deployment {
     let process = retry_port(|port| preview_process(&build, port));
-    Deployment { kind: Kind::Preview, port: process.port, build, processes: vec![process], _prefix: None }
+    Deployment { kind: Kind::Preview, port: process.port, build, processes: vec![process], _prefix: None, s3: None }
 }
 
 /// Starts `svcdir serve` over `build` on `port` (for a build made for that port).
 pub fn start_preview_on(build: Arc<Build>, port: u16) -> Deployment {
     let process = preview_process(&build, port).unwrap_or_else(|e| panic!("{e}"));
-    Deployment { kind: Kind::Preview, port, build, processes: vec![process], _prefix: None }
+    Deployment { kind: Kind::Preview, port, build, processes: vec![process], _prefix: None, s3: None }
 }
 
 fn preview_process(build: &Build, port: u16) -> Result<Process, String> {
@@ -280,7 +285,70 @@ pub fn start_nginx(binary: &Path, build: Arc<Build>, start_search: bool, extra: 
     let port = nginx.port;
     // nginx first in the list: it is stopped before the server it proxies to.
     processes.insert(0, nginx);
-    Deployment { kind: Kind::Nginx, port, build, processes, _prefix: prefix }
+    Deployment { kind: Kind::Nginx, port, build, processes, _prefix: prefix, s3: None }
+}
+
+/// Where workerd is: `$SVCDIR_WORKERD`, else the npm package `.ci/run` installs under
+/// `target/workerd-npm`.
+pub fn workerd_binary() -> Option<PathBuf> {
+    let candidate = std::env::var_os("SVCDIR_WORKERD")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("target/workerd-npm/node_modules/.bin/workerd"));
+    candidate.is_file().then_some(candidate)
+}
+
+/// The Worker in workerd over the shared small build, published to a bucket of a local S3
+/// server; `None` (after saying so) when workerd or the S3 server is not installed.
+pub fn worker() -> Option<Arc<Deployment>> {
+    static SHARED: Mutex<Weak<Deployment>> = Mutex::new(Weak::new());
+    let Some(binary) = workerd_binary() else {
+        svcdir::test_support::skipped(
+            "workerd is not installed (.ci/run installs the npm package into target/workerd-npm)",
+        );
+        return None;
+    };
+    let s3 = crate::s3_support::S3Server::shared()?;
+    Some(shared(&SHARED, || start_worker(&binary, s3, small_build())))
+}
+
+/// Publishes `build` to a fresh bucket, starts svcdir-search and the Worker in workerd.
+pub fn start_worker(binary: &Path, s3: Arc<crate::s3_support::S3Server>, build: Arc<Build>) -> Deployment {
+    let bucket = s3.bucket("edge");
+    // As behind a CDN: anyone may read the objects, unsigned (README, "On a CDN").
+    s3.allow_public_read(&bucket);
+    let env = crate::s3_support::S3Server::env_for(&s3.endpoint());
+    let output = crate::s3_support::publish(&build.public, &format!("s3://{bucket}/site"), &env, &[]);
+    assert!(output.status.success(), "svcdir publish failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    let search = retry_port(|port| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir-search"));
+        command.arg("--index").arg(&build.index).arg("--listen").arg(format!("127.0.0.1:{port}"));
+        let log = build.dir().join(format!("search-{port}.log"));
+        Process::spawn("svcdir-search", command, log, port)
+    });
+    let mut dir = None;
+    let worker = retry_port(|port| {
+        let config = tempfile::Builder::new().prefix("svcdir-worker-").tempdir().expect("temp dir");
+        let output = Command::new(env!("CARGO_BIN_EXE_svcdir"))
+            .args(["cdn-config", "cloudflare", "--static-origin"])
+            .arg(format!("{}/{bucket}/site", s3.endpoint()))
+            .arg("--search-origin")
+            .arg(format!("http://127.0.0.1:{}", search.port))
+            .arg("--listen")
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--output")
+            .arg(config.path())
+            .output()
+            .expect("svcdir cdn-config runs");
+        assert!(output.status.success(), "svcdir cdn-config failed:\n{}", String::from_utf8_lossy(&output.stderr));
+        let mut command = Command::new(binary);
+        command.arg("serve").arg(config.path().join("workerd.capnp"));
+        let log = config.path().join("workerd.log");
+        let process = Process::spawn("workerd", command, log, port);
+        dir = Some(config);
+        process
+    });
+    let port = worker.port;
+    Deployment { kind: Kind::Worker, port, build, processes: vec![worker, search], _prefix: dir, s3: Some(s3) }
 }
 
 /// A free port on 127.0.0.1: bound, read, released.

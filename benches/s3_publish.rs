@@ -1,0 +1,163 @@
+//! `make bench-s3-publish`: `svcdir publish` of a 10,000-service build to a local
+//! S3-compatible server (moto), a full publish into an empty bucket and a no-op publish
+//! right after, against `aws s3 sync` of the same tree to another bucket of the same server
+//! in the same run (issue 13, item 5).
+//!
+//! Both tools come from `target/s3-venv` (`.ci/run` installs `moto[server]` and `awscli`
+//! there); without them the benchmark says so and exits 0. The dataset, the build and the
+//! server's log live under `BENCH_DIR` (default `target/bench-s3`), deleted at the end.
+//!
+//! Run without `--bench` (as `cargo test --all-targets` does) it is a smoke run of 50
+//! services, under `target/bench-s3-smoke`.
+//!
+//! Environment: `BENCH_SERVICES` (default 10000), `BENCH_DIR`, `BENCH_OUT` (Markdown
+//! results, default `target/bench-s3-publish.md`).
+
+use std::fmt::Write as _;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ACCESS_KEY: &str = "bench-key";
+const SECRET_KEY: &str = "bench-secret";
+
+/// The moto server, stopped on drop.
+struct Moto(Child);
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("address").port()
+}
+
+/// Runs `cmd` to completion; its wall time and stdout. Panics when it fails.
+fn timed(cmd: &mut Command) -> (f64, String) {
+    let started = Instant::now();
+    let output = cmd.stderr(Stdio::inherit()).output().expect("spawn");
+    let wall = started.elapsed().as_secs_f64();
+    assert!(output.status.success(), "{cmd:?} failed");
+    (wall, String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn count_files(dir: &Path) -> (usize, u64) {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.expect("walk"))
+        .filter(|e| e.file_type().is_file())
+        .fold((0, 0), |(n, bytes), e| (n + 1, bytes + e.metadata().expect("metadata").len()))
+}
+
+fn main() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let venv = repo.join("target/s3-venv/bin");
+    let (moto_bin, aws_bin) = (venv.join("moto_server"), venv.join("aws"));
+    // `cargo bench` passes `--bench`; without it (`cargo test --all-targets`) a smoke run.
+    let benching = std::env::args().any(|a| a == "--bench");
+    if !moto_bin.is_file() || !aws_bin.is_file() {
+        let reason = "moto_server and aws are not installed (.ci/run installs them into target/s3-venv)";
+        if benching {
+            eprintln!("skipped: {reason}");
+        } else {
+            svcdir::test_support::skipped(reason);
+        }
+        return;
+    }
+    let (services, dir, out) = if benching {
+        (
+            std::env::var("BENCH_SERVICES").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000),
+            std::env::var_os("BENCH_DIR").map_or_else(|| repo.join("target/bench-s3"), PathBuf::from),
+            std::env::var_os("BENCH_OUT").map_or_else(|| repo.join("target/bench-s3-publish.md"), PathBuf::from),
+        )
+    } else {
+        (50, repo.join("target/bench-s3-smoke"), repo.join("target/bench-s3-smoke.md"))
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("bench dir");
+    let svcdir = env!("CARGO_BIN_EXE_svcdir");
+
+    // The tree: `svcdir sample` then `svcdir build` (no precompression: one object per file).
+    let input = dir.join("input");
+    let public = dir.join("public");
+    svcdir::sample::generate(&svcdir::sample::SampleConfig { services, seed: 42, out: input.clone() }).expect("sample");
+    timed(
+        Command::new(svcdir)
+            .args(["build", "--base-url", "https://directory.example.org", "--input"])
+            .arg(&input)
+            .arg("--output")
+            .arg(&public)
+            .arg("--index")
+            .arg(dir.join("search.idx"))
+            .stdout(Stdio::null()),
+    );
+    let (files, bytes) = count_files(&public);
+    eprintln!("{services} services: {files} files, {:.1} MB", bytes as f64 / 1e6);
+
+    let port = free_port();
+    let log = std::fs::File::create(dir.join("moto.log")).expect("log");
+    let _moto = Moto(
+        Command::new(&moto_bin)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("start moto_server"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "moto_server does not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let env = [
+        ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+        ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_ALLOW_HTTP", "true"),
+    ];
+    let aws = |args: &[&str]| {
+        let mut cmd = Command::new(&aws_bin);
+        cmd.args(args).args(["--endpoint-url", &endpoint]).envs(env).stdout(Stdio::null());
+        cmd
+    };
+    for bucket in ["bench-svcdir", "bench-awscli"] {
+        timed(&mut aws(&["s3api", "create-bucket", "--bucket", bucket]));
+    }
+    let publish = || {
+        let mut cmd = Command::new(svcdir);
+        cmd.arg("publish").arg("--public").arg(&public).args(["--to", "s3://bench-svcdir/site", "--json"]).envs(env);
+        cmd
+    };
+    let public_arg = public.to_str().expect("UTF-8 path");
+    let sync = || aws(&["s3", "sync", public_arg, "s3://bench-awscli/site", "--only-show-errors"]);
+
+    // The same run, the same server: alternate the tools so neither meets a warmer server.
+    let (svcdir_full, summary) = timed(&mut publish());
+    let summary: serde_json::Value = serde_json::from_str(summary.trim()).expect("--json summary");
+    assert_eq!(summary["uploaded"].as_u64(), Some(files as u64), "{summary}");
+    let (aws_full, _) = timed(&mut sync());
+    let (svcdir_noop, summary) = timed(&mut publish());
+    let summary: serde_json::Value = serde_json::from_str(summary.trim()).expect("--json summary");
+    assert_eq!(summary["uploaded"].as_u64(), Some(0), "{summary}");
+    let (aws_noop, _) = timed(&mut sync());
+
+    let mut md = String::new();
+    let _ =
+        writeln!(md, "{services} services, {files} files, {:.1} MB, to moto_server on 127.0.0.1\n", bytes as f64 / 1e6);
+    let _ = writeln!(md, "| run | svcdir publish (s) | aws s3 sync (s) | svcdir / aws |");
+    let _ = writeln!(md, "|---|---:|---:|---:|");
+    for (run, ours, theirs) in [("full (empty bucket)", svcdir_full, aws_full), ("no-op", svcdir_noop, aws_noop)] {
+        let _ = writeln!(md, "| {run} | {ours:.2} | {theirs:.2} | {:.2} |", ours / theirs);
+    }
+    println!("{md}");
+    std::fs::write(&out, &md).expect("write results");
+    drop(_moto);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,125 @@
+//! The URL space of the API as data, for front ends that cannot call [`super::routing::route`]
+//! (the Cloudflare Worker of `crate::edge`): which paths are the search, which folders of a
+//! build are endpoints (paged or not, keyed by an id or slug), which files are served as they
+//! are, and the methods. Every table is made from the constants `route` itself reads; the
+//! tests below check that `route` answers each entry as the table says.
+
+use crate::render::paths;
+
+/// The two search paths, without their trailing slash.
+pub const SEARCH_PATHS: [&str; 2] = super::routing::SEARCH_PATHS;
+
+/// The folder of the 404 bodies.
+pub const ERRORS_FOLDER: &str = paths::ERRORS;
+
+/// Methods an endpoint answers; any other is 405.
+pub const ALLOWED_METHODS: [&str; 3] = ["GET", "HEAD", "OPTIONS"];
+
+/// Methods refused on every path before routing (nginx does so itself).
+pub const EARLY_405_METHODS: [&str; 2] = ["TRACE", "CONNECT"];
+
+/// Smallest body that is gzipped (nginx's `gzip_min_length`).
+pub const GZIP_MIN_LENGTH: u64 = 256;
+
+/// Lists paged with `?page=N` / `?page=last` (path without the leading slash): page 1 in the
+/// folder, the others in `<folder>/page/<N or last>`.
+pub fn paged_folders() -> Vec<String> {
+    use crate::openreferral::{List, paths as oruk};
+    let mut folders = vec![paths::IMPORT.to_owned(), crate::changes::FOLDER.to_owned()];
+    folders.extend(List::ALL.into_iter().map(oruk::list));
+    folders
+}
+
+/// The endpoints that are one folder each (path without the leading slash).
+pub fn resource_folders() -> Vec<&'static str> {
+    use crate::openreferral::paths as oruk;
+    vec![
+        paths::CATEGORIES_V4,
+        paths::SERVICE_AREAS_V4,
+        paths::CATEGORIES_V3,
+        paths::SERVICE_AREAS_V3,
+        paths::OPENAPI,
+        oruk::ROOT,
+        oruk::OPENAPI,
+    ]
+}
+
+/// Folders whose sub-folders, named by a key (an id or a slug), are endpoints.
+pub fn keyed_prefixes() -> Vec<String> {
+    use crate::openreferral::{List, paths as oruk};
+    let mut prefixes = vec![paths::service(""), paths::organisation("")];
+    prefixes.extend(List::ALL.into_iter().map(|list| format!("{}/", oruk::list(list))));
+    prefixes
+}
+
+/// Paths (exactly as written, leading slash) answered as another endpoint's folder: the
+/// OpenAPI documents' well-known names.
+pub fn aliases() -> std::collections::BTreeMap<String, &'static str> {
+    use crate::openreferral::paths as oruk;
+    [(format!("/{}", paths::OPENAPI_FILE), paths::OPENAPI), (format!("/{}", oruk::OPENAPI_FILE), oruk::OPENAPI)]
+        .into_iter()
+        .collect()
+}
+
+/// Files served as they are at their own path (exactly as written, leading slash), whatever
+/// `format` and `Accept` say: path → content type.
+pub fn exact_files() -> std::collections::BTreeMap<String, &'static str> {
+    super::routing::EXACT_FILES.iter().map(|(file, media, _)| (format!("/{file}"), *media)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::negotiate::Format;
+    use super::super::routing::{Answer, Missing, Route, route};
+    use super::*;
+    use axum::http::{HeaderMap, Method};
+
+    fn get(path: &str, query: Option<&str>) -> Route {
+        route(&Method::GET, path, query, &HeaderMap::new())
+    }
+
+    fn file(path: String, missing: Missing) -> Route {
+        Route::Static(Answer::File { path, format: Format::Json, missing })
+    }
+
+    #[test]
+    fn route_answers_every_table_entry_as_the_table_says() {
+        for search in SEARCH_PATHS {
+            assert!(matches!(get(search, None), Route::Search(_)), "{search}");
+        }
+        for folder in paged_folders() {
+            for slash in ["", "/"] {
+                let path = format!("/{folder}{slash}");
+                assert_eq!(get(&path, None), file(format!("{folder}/index.json"), Missing::NotFound));
+                assert_eq!(
+                    get(&path, Some("page=3")),
+                    file(format!("{folder}/page/3/index.json"), Missing::InvalidPage)
+                );
+                assert_eq!(
+                    get(&path, Some("page=last")),
+                    file(format!("{folder}/page/last/index.json"), Missing::InvalidPage)
+                );
+                assert_eq!(get(&path, Some("page=0")), Route::Static(Answer::InvalidPage(Format::Json)));
+            }
+        }
+        for folder in resource_folders() {
+            for slash in ["", "/"] {
+                let path = format!("/{folder}{slash}");
+                assert_eq!(get(&path, None), file(format!("{folder}/index.json"), Missing::NotFound), "{path}");
+            }
+        }
+        for prefix in keyed_prefixes() {
+            let path = format!("/{prefix}some-key-1");
+            assert_eq!(get(&path, None), file(format!("{prefix}some-key-1/index.json"), Missing::NotFound), "{path}");
+            assert_eq!(get(&format!("/{prefix}Not_A_Key"), None), Route::Static(Answer::NotFound(Format::Json)));
+        }
+        for (alias, folder) in aliases() {
+            assert_eq!(get(&alias, None), file(format!("{folder}/index.json"), Missing::NotFound), "{alias}");
+        }
+        for (path, content_type) in exact_files() {
+            let rel = path.trim_start_matches('/').to_owned();
+            assert_eq!(get(&path, None), Route::Static(Answer::Download { path: rel, content_type }), "{path}");
+        }
+        assert!(SEARCH_PATHS.iter().all(|p| !ERRORS_FOLDER.contains(p)));
+    }
+}

@@ -1,0 +1,78 @@
+//! The tree to publish as it is on disk: every file under `--public` with its content hash
+//! and size, and the manifest that describes exactly those files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::PublishError;
+use crate::write::{FileEntry, MANIFEST, Manifest};
+
+/// The files of the tree to publish.
+#[derive(Debug, Clone)]
+pub struct LocalTree {
+    /// The directory (a build's output, possibly a symbolic link to its generation).
+    pub root: PathBuf,
+    /// Every file but the manifest, by relative `/`-separated path.
+    pub files: BTreeMap<String, FileEntry>,
+    /// The bytes of the manifest to upload last: the build's own `_manifest.json` when it
+    /// describes exactly these files, else one made from them.
+    pub manifest: Vec<u8>,
+}
+
+impl LocalTree {
+    /// Reads and hashes every file under `root` (hashing in parallel: it reads the whole
+    /// tree, which the publish would have to read anyway to check what changed).
+    pub fn scan(root: &Path) -> Result<LocalTree, PublishError> {
+        let local = |source: std::io::Error, path: &Path| PublishError::Local { path: path.to_owned(), source };
+        if !root.is_dir() {
+            let err = std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory");
+            return Err(local(err, root));
+        }
+        let mut rels = Vec::new();
+        for entry in walkdir::WalkDir::new(root).follow_root_links(true) {
+            let entry = entry.map_err(|err| {
+                let path = err.path().unwrap_or(root).to_owned();
+                local(err.into(), &path)
+            })?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            let rel = rel
+                .to_str()
+                .filter(|r| !r.contains('\\'))
+                .ok_or_else(|| local(std::io::Error::other("the file name is not UTF-8"), entry.path()))?;
+            let rel = rel.replace(std::path::MAIN_SEPARATOR, "/");
+            if rel != MANIFEST {
+                rels.push(rel);
+            }
+        }
+        let files = rels
+            .into_par_iter()
+            .map(|rel| {
+                let path = root.join(&rel);
+                let bytes = std::fs::read(&path).map_err(|err| local(err, &path))?;
+                Ok((rel, FileEntry::of(&bytes)))
+            })
+            .collect::<Result<BTreeMap<_, _>, PublishError>>()?;
+        let built = std::fs::read(root.join(MANIFEST)).ok();
+        let manifest = match built {
+            Some(bytes) if Manifest::parse(&bytes).is_some_and(|m| m.files == files) => bytes,
+            _ => serde_json::to_vec(&Manifest::of_files(files.clone()))
+                .map_err(std::io::Error::other)
+                .map_err(|e| local(e, root))?,
+        };
+        Ok(LocalTree { root: root.to_owned(), files, manifest })
+    }
+
+    /// The bytes of one file.
+    pub fn read(&self, rel: &str) -> Result<Vec<u8>, PublishError> {
+        if rel == MANIFEST {
+            return Ok(self.manifest.clone());
+        }
+        let path = self.root.join(rel);
+        std::fs::read(&path).map_err(|source| PublishError::Local { path, source })
+    }
+}

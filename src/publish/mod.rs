@@ -1,0 +1,331 @@
+//! `svcdir publish`: copies a built tree to object storage (S3 and S3-compatible stores,
+//! GCS, Azure, a local folder), moving only what changed (behaviour.md, "Publishing and
+//! the CDN edge").
+//!
+//! Steps: [`local`] reads and hashes the tree; the remote manifest and, when needed, the
+//! store's listing say what is there ([`plan`]); then uploads (a file before the lists that
+//! link to it), the manifest, and deletes, in that order, so readers never meet a link to a
+//! missing object and a failure part-way leaves the previous site whole. [`store`] opens
+//! the store from the URL and the standard environment.
+//!
+//! Being killed at any moment is safe: before its first upload a publish re-writes the
+//! remote manifest with the metadata mark `svcdir-publish: running`, and only the final
+//! manifest, written once everything is in place, has no mark. A run that finds the mark
+//! compares the store's listing with the tree object by object instead of trusting the
+//! manifest, so it uploads only what is still missing or different and deletes what an
+//! interrupted run left behind.
+
+pub mod local;
+pub mod plan;
+pub mod store;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use futures::{StreamExt, TryStreamExt};
+use object_store::{Attribute, Attributes, ObjectStoreExt, PutOptions, PutPayload};
+
+use crate::api::objects::{object_headers, upload_stage};
+use crate::write::{MANIFEST, Manifest, content_hash};
+use local::LocalTree;
+use plan::{Listed, Plan, RemoteManifest};
+use store::Target;
+
+/// The metadata key of the mark on the remote manifest while a publish runs.
+const MARK_KEY: &str = "svcdir-publish";
+/// Its value.
+const MARK_RUNNING: &str = "running";
+
+/// Why a publish failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    /// `--to` is not a URL of a supported store.
+    #[error("--to {url:?}: {reason}")]
+    BadUrl {
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The store could not be set up from the URL and the environment.
+    #[error("cannot use {url}: {source}")]
+    Store {
+        /// The URL given.
+        url: String,
+        /// The cause.
+        source: Box<object_store::Error>,
+    },
+    /// The bucket or container does not exist.
+    #[error("{url}: the bucket does not exist, or these credentials cannot see it ({detail}); create it first")]
+    NoBucket {
+        /// The URL given.
+        url: String,
+        /// The store's answer.
+        detail: String,
+    },
+    /// The store refused the credentials.
+    #[error(
+        "{url}: the store refused the credentials ({detail}); check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN (or the store's own variables) and the bucket's permissions"
+    )]
+    Credentials {
+        /// The URL given.
+        url: String,
+        /// The store's answer (never the credentials).
+        detail: String,
+    },
+    /// A request to the store failed (after its retries).
+    #[error("{url}: cannot {action} {what}: {source}")]
+    Remote {
+        /// The URL given.
+        url: String,
+        /// What was being done.
+        action: &'static str,
+        /// To what.
+        what: String,
+        /// The cause.
+        source: Box<object_store::Error>,
+    },
+    /// A local file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Local {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The publish would delete more objects than allowed.
+    #[error(
+        "this publish would delete {count} objects, more than --max-deletes {max}; nothing was changed (check --public and --to, or raise --max-deletes)"
+    )]
+    TooManyDeletes {
+        /// Objects to delete.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
+}
+
+/// A checked `svcdir publish` request.
+#[derive(Debug, Clone)]
+pub struct PublishConfig {
+    /// The built tree.
+    pub public: PathBuf,
+    /// The destination URL.
+    pub to: String,
+    /// Print the plan, change nothing.
+    pub dry_run: bool,
+    /// Most objects a publish may delete.
+    pub max_deletes: usize,
+    /// Transfers at once (at least 1).
+    pub jobs: usize,
+}
+
+/// What a publish did (or, with `--dry-run`, would do).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PublishSummary {
+    /// Whether nothing was changed on purpose.
+    pub dry_run: bool,
+    /// Objects uploaded, the manifest included.
+    pub uploaded: usize,
+    /// Objects deleted.
+    pub deleted: usize,
+    /// Objects already in place.
+    pub unchanged: usize,
+    /// Bytes uploaded.
+    pub bytes: u64,
+    /// Wall time.
+    pub seconds: f64,
+    /// The files to upload and the objects to delete, in order (relative paths).
+    pub plan: Plan,
+    /// Whether the store had to be listed (no usable, clean remote manifest).
+    pub listed: bool,
+}
+
+/// Progress of the transfers, for a progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// The number of transfers (uploads and deletes) planned.
+    Planned(u64),
+    /// One more transfer done.
+    Done,
+}
+
+/// Publishes `cfg.public` to `cfg.to`.
+pub async fn publish(
+    cfg: &PublishConfig,
+    on_progress: &(dyn Fn(Progress) + Sync),
+) -> Result<PublishSummary, PublishError> {
+    let started = Instant::now();
+    let target = store::open(&cfg.to)?;
+    let public = cfg.public.clone();
+    let local = tokio::task::spawn_blocking(move || LocalTree::scan(&public))
+        .await
+        .map_err(|err| PublishError::Local { path: cfg.public.clone(), source: std::io::Error::other(err) })??;
+    let remote = read_manifest(&target).await?;
+    let (plan, listed) = match plan::from_manifest(&local, remote.as_ref()) {
+        Some(plan) => (plan, false),
+        None => {
+            let listing = list(&target).await?;
+            let local = local.clone();
+            let remote = remote.clone();
+            let plan = tokio::task::spawn_blocking(move || plan::from_listing(&local, remote.as_ref(), &listing))
+                .await
+                .map_err(|err| PublishError::Local {
+                    path: cfg.public.clone(),
+                    source: std::io::Error::other(err),
+                })??;
+            (plan, true)
+        }
+    };
+    if plan.deletes.len() > cfg.max_deletes {
+        return Err(PublishError::TooManyDeletes { count: plan.deletes.len(), max: cfg.max_deletes });
+    }
+    let mut summary = PublishSummary { dry_run: cfg.dry_run, unchanged: plan.unchanged, listed, ..Default::default() };
+    if cfg.dry_run || plan.is_empty() {
+        summary.plan = plan;
+        summary.seconds = started.elapsed().as_secs_f64();
+        return Ok(summary);
+    }
+    on_progress(Progress::Planned(
+        (plan.uploads.len() + plan.deletes.len() + usize::from(plan.upload_manifest)) as u64,
+    ));
+
+    // Mark the manifest (its own bytes again) before the first change, so that a run
+    // killed from here on is noticed by the next one.
+    if let Some(remote) = remote.as_ref().filter(|r| r.clean && target.attributes)
+        && (!plan.uploads.is_empty() || !plan.deletes.is_empty())
+    {
+        let bytes = target
+            .store
+            .get(&target.location(MANIFEST))
+            .await
+            .map_err(|err| store::classify(&target, "read", MANIFEST, err))?
+            .bytes()
+            .await
+            .map_err(|err| store::classify(&target, "read", MANIFEST, err))?;
+        if content_hash(&bytes) == remote.hash {
+            put(&target, &local, MANIFEST, bytes.to_vec(), true).await?;
+        }
+    }
+
+    // Uploads, stage by stage: every file of a stage is in place before the next starts.
+    let mut stages: BTreeMap<u8, Vec<&String>> = BTreeMap::new();
+    for rel in &plan.uploads {
+        stages.entry(upload_stage(rel).0).or_default().push(rel);
+    }
+    for files in stages.values() {
+        futures::stream::iter(files.iter().map(|rel| {
+            let (target, local) = (&target, &local);
+            async move {
+                let bytes = tokio::fs::read(local.root.join(rel.as_str()))
+                    .await
+                    .map_err(|source| PublishError::Local { path: local.root.join(rel.as_str()), source })?;
+                put(target, local, rel, bytes, false).await?;
+                on_progress(Progress::Done);
+                Ok::<(), PublishError>(())
+            }
+        }))
+        .buffer_unordered(cfg.jobs.max(1))
+        .try_collect::<()>()
+        .await?;
+    }
+    summary.uploaded = plan.uploads.len();
+    summary.bytes = plan.uploads.iter().map(|rel| local.files[rel].size).sum();
+
+    // The manifest: marked while deletes remain, so a run killed during them finishes them.
+    if plan.upload_manifest || !plan.deletes.is_empty() {
+        put(&target, &local, MANIFEST, local.manifest.clone(), !plan.deletes.is_empty()).await?;
+        summary.uploaded += 1;
+        summary.bytes += local.manifest.len() as u64;
+        on_progress(Progress::Done);
+    }
+
+    if !plan.deletes.is_empty() {
+        let locations: Vec<_> = plan.deletes.iter().map(|rel| Ok(target.location(rel))).collect();
+        let locations = futures::stream::iter(locations).boxed();
+        target
+            .store
+            .delete_stream(locations)
+            .map(|result| {
+                on_progress(Progress::Done);
+                result
+            })
+            .try_collect::<Vec<_>>()
+            .await
+            .map_err(|err| store::classify(&target, "delete", "objects", err))?;
+        summary.deleted = plan.deletes.len();
+        if target.attributes {
+            put(&target, &local, MANIFEST, local.manifest.clone(), false).await?;
+        }
+    }
+    summary.plan = plan;
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// Writes one object with its metadata (`marked`: the manifest's mark).
+async fn put(target: &Target, local: &LocalTree, rel: &str, bytes: Vec<u8>, marked: bool) -> Result<(), PublishError> {
+    let mut attributes = Attributes::new();
+    if target.attributes {
+        let headers = object_headers(rel, |plain| local.files.contains_key(plain));
+        attributes.insert(Attribute::ContentType, headers.content_type.into());
+        attributes.insert(Attribute::CacheControl, headers.cache_control.into());
+        if let Some(encoding) = headers.content_encoding {
+            attributes.insert(Attribute::ContentEncoding, encoding.into());
+        }
+        if marked {
+            attributes.insert(Attribute::Metadata(MARK_KEY.into()), MARK_RUNNING.into());
+        }
+    }
+    let options = PutOptions { attributes, ..Default::default() };
+    target
+        .store
+        .put_opts(&target.location(rel), PutPayload::from(bytes), options)
+        .await
+        .map_err(|err| store::classify(target, "upload", rel, err))?;
+    Ok(())
+}
+
+/// The remote manifest; `None` when there is none.
+async fn read_manifest(target: &Target) -> Result<Option<RemoteManifest>, PublishError> {
+    let result = match target.store.get(&target.location(MANIFEST)).await {
+        Ok(result) => result,
+        Err(object_store::Error::NotFound { .. }) => return Ok(None),
+        Err(err) => return Err(store::classify(target, "read", MANIFEST, err)),
+    };
+    let last_modified = result.meta.last_modified;
+    let marked = result.attributes.get(&Attribute::Metadata(MARK_KEY.into())).is_some();
+    let bytes = result.bytes().await.map_err(|err| store::classify(target, "read", MANIFEST, err))?;
+    Ok(Some(RemoteManifest {
+        files: Manifest::parse(&bytes).map(|m| m.files),
+        hash: content_hash(&bytes),
+        last_modified,
+        clean: target.attributes && !marked,
+        marked,
+    }))
+}
+
+/// Every object under the prefix, by relative path.
+async fn list(target: &Target) -> Result<BTreeMap<String, Listed>, PublishError> {
+    let prefix = (!target.prefix.is_root()).then_some(&target.prefix);
+    let mut stream = target.store.list(prefix);
+    let mut listing = BTreeMap::new();
+    while let Some(meta) = stream.next().await {
+        let meta = meta.map_err(|err| match err {
+            // Listing a prefix that holds nothing is an empty list, not an error: a 404 here
+            // is the bucket itself.
+            object_store::Error::NotFound { .. } if !err.to_string().contains("NoSuchBucket") => {
+                PublishError::NoBucket {
+                    url: target.url.clone(),
+                    detail: "the store answered 404 Not Found".to_owned(),
+                }
+            }
+            err => store::classify(target, "list", "the objects", err),
+        })?;
+        if let Some(rel) = target.relative(&meta.location) {
+            listing.insert(rel, Listed { size: meta.size, e_tag: meta.e_tag, last_modified: meta.last_modified });
+        }
+    }
+    Ok(listing)
+}

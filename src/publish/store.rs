@@ -1,0 +1,178 @@
+//! Opening the object store named by `svcdir publish --to URL`, and turning its errors into
+//! messages for the people running the publish (a missing bucket, refused credentials).
+//!
+//! Settings come only from the standard environment of each store (`AWS_*` for S3 and
+//! S3-compatible stores, `GOOGLE_*` for GCS, `AZURE_*` for Azure), read by `object_store`'s
+//! builders; this module never prints them, and the errors it reports carry the URL and
+//! the store's answer, never a credential.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use object_store::aws::AmazonS3Builder;
+use object_store::azure::MicrosoftAzureBuilder;
+use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path as StorePath;
+use object_store::{BackoffConfig, ObjectStore, RetryConfig};
+
+use super::PublishError;
+
+/// An opened destination: the store, and the prefix the tree goes under.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The store.
+    pub store: Arc<dyn ObjectStore>,
+    /// Where the tree goes inside the store (empty for the whole bucket).
+    pub prefix: StorePath,
+    /// The URL as given (it holds no credential: those come from the environment).
+    pub url: String,
+    /// Whether objects carry metadata (`Content-Type`, ...): every cloud store does, a
+    /// local folder does not.
+    pub attributes: bool,
+}
+
+impl Target {
+    /// The location of the file `rel` (relative, `/`-separated) of the tree.
+    pub fn location(&self, rel: &str) -> StorePath {
+        let mut location = self.prefix.clone();
+        for part in rel.split('/') {
+            location = location.clone().join(part);
+        }
+        location
+    }
+
+    /// The path of `location` relative to the prefix, `None` when outside it.
+    pub fn relative(&self, location: &StorePath) -> Option<String> {
+        let parts: Vec<_> = location.prefix_match(&self.prefix)?.map(|p| p.as_ref().to_owned()).collect();
+        (!parts.is_empty()).then(|| parts.join("/"))
+    }
+}
+
+/// Retries of every request: throttling (429, S3's `SlowDown` 503) and server errors (5xx)
+/// are retried with exponential backoff and jitter, for at most three minutes.
+pub fn retry_config() -> RetryConfig {
+    RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(50),
+            max_backoff: Duration::from_secs(10),
+            base: 2.0,
+        },
+        max_retries: 10,
+        retry_timeout: Duration::from_secs(180),
+    }
+}
+
+/// Opens the store of `url`: `s3://BUCKET[/PREFIX]`, `gs://BUCKET[/PREFIX]`,
+/// `az://CONTAINER[/PREFIX]` or `file:///DIR`.
+pub fn open(url: &str) -> Result<Target, PublishError> {
+    let bad = |reason: &str| PublishError::BadUrl { url: url.to_owned(), reason: reason.to_owned() };
+    let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("no scheme (s3://, gs://, az:// or file:///)"))?;
+    if scheme == "file" {
+        let dir = rest.strip_prefix('/').map(|_| rest).ok_or_else(|| bad("a file URL is file:///ABSOLUTE/DIR"))?;
+        if !std::path::Path::new(dir).is_dir() {
+            return Err(PublishError::NoBucket { url: url.to_owned(), detail: format!("{dir} is not a directory") });
+        }
+        let store = LocalFileSystem::new_with_prefix(dir)
+            .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?
+            .with_automatic_cleanup(true);
+        return Ok(Target {
+            store: Arc::new(store),
+            prefix: StorePath::default(),
+            url: url.to_owned(),
+            attributes: false,
+        });
+    }
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    if bucket.is_empty() {
+        return Err(bad("no bucket name"));
+    }
+    let prefix =
+        StorePath::parse(prefix.trim_matches('/')).map_err(|_| bad("the prefix is not a valid object path"))?;
+    let store: Arc<dyn ObjectStore> = match scheme {
+        "s3" => Arc::new(
+            AmazonS3Builder::from_env()
+                .with_bucket_name(bucket)
+                .with_retry(retry_config())
+                .build()
+                .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
+        ),
+        "gs" => Arc::new(
+            GoogleCloudStorageBuilder::from_env()
+                .with_bucket_name(bucket)
+                .with_retry(retry_config())
+                .build()
+                .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
+        ),
+        "az" => Arc::new(
+            MicrosoftAzureBuilder::from_env()
+                .with_container_name(bucket)
+                .with_retry(retry_config())
+                .build()
+                .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
+        ),
+        _ => return Err(bad("unknown scheme: use s3://, gs://, az:// or file:///")),
+    };
+    Ok(Target { store, prefix, url: url.to_owned(), attributes: true })
+}
+
+/// Names what went wrong talking to the store: refused credentials and a missing bucket get
+/// their own messages; anything else says what was being done.
+pub fn classify(target: &Target, action: &'static str, what: &str, source: object_store::Error) -> PublishError {
+    let text = source.to_string();
+    let refused = ["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken", "InvalidToken"];
+    if matches!(source, object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. })
+        || refused.iter().any(|code| text.contains(code))
+    {
+        return PublishError::Credentials { url: target.url.clone(), detail: answer(&text) };
+    }
+    for code in ["NoSuchBucket", "ContainerNotFound"] {
+        if text.contains(code) {
+            return PublishError::NoBucket { url: target.url.clone(), detail: format!("the store answered {code}") };
+        }
+    }
+    PublishError::Remote { url: target.url.clone(), action, what: what.to_owned(), source: Box::new(source) }
+}
+
+/// The store's own words from an error: the code and message of an S3-style XML body
+/// when there is one, else the whole error.
+fn answer(text: &str) -> String {
+    let element = |name: &str| {
+        let start = text.find(&format!("<{name}>"))? + name.len() + 2;
+        let end = start + text[start..].find(&format!("</{name}>"))?;
+        Some(text[start..end].to_owned())
+    };
+    match (element("Code"), element("Message")) {
+        (Some(code), Some(message)) => format!("{code}: {message}"),
+        (Some(code), None) => code,
+        _ => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_answers_are_shortened_to_their_code_and_message() {
+        let text = "403 Forbidden: <?xml version=\"1.0\"?><Error><Code>InvalidAccessKeyId</Code><Message>No such key.</Message><RequestId>x</RequestId></Error>";
+        assert_eq!(answer(text), "InvalidAccessKeyId: No such key.");
+        assert_eq!(answer("connection refused"), "connection refused");
+    }
+
+    #[test]
+    fn urls_name_a_store_and_a_prefix() {
+        let target = open("s3://bucket/site/v1/").unwrap();
+        assert_eq!(target.prefix.as_ref(), "site/v1");
+        assert_eq!(target.location("api/v4/import/index.json").as_ref(), "site/v1/api/v4/import/index.json");
+        let listed = StorePath::parse("site/v1/api/x.json").unwrap();
+        assert_eq!(target.relative(&listed).as_deref(), Some("api/x.json"));
+        assert_eq!(target.relative(&StorePath::parse("other/x.json").unwrap()), None);
+        let whole = open("s3://bucket").unwrap();
+        assert_eq!(whole.location("a/b.json").as_ref(), "a/b.json");
+        for bad in ["bucket/x", "ftp://host/x", "s3:///x", "file://relative"] {
+            assert!(matches!(open(bad), Err(PublishError::BadUrl { .. })), "{bad}");
+        }
+        assert!(matches!(open("file:///no/such/dir/svcdir"), Err(PublishError::NoBucket { .. })));
+    }
+}

@@ -1,0 +1,243 @@
+//! A real S3-compatible server for the tests: `moto_server` (PyPI `moto[server]`, installed
+//! by `.ci/run` into `target/s3-venv`), started on a free loopback port, with helpers to
+//! make buckets, run `svcdir publish` against it and read back what a bucket holds.
+//! Shared by the `publish` and `e2e` test targets (`#[path]`).
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path as StorePath;
+use object_store::{Attribute, ObjectStore, ObjectStoreExt};
+
+/// Where `moto_server` is: `$SVCDIR_MOTO_SERVER`, else `target/s3-venv/bin/moto_server`.
+pub fn moto_binary() -> Option<PathBuf> {
+    let candidate = std::env::var_os("SVCDIR_MOTO_SERVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/s3-venv/bin/moto_server"));
+    candidate.is_file().then_some(candidate)
+}
+
+/// A running `moto_server`, stopped on drop.
+#[derive(Debug)]
+pub struct S3Server {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    child: Child,
+    log: tempfile::NamedTempFile,
+}
+
+/// The access key every test uses (moto accepts any unless it checks credentials).
+pub const ACCESS_KEY: &str = "svcdir-test-key";
+/// The secret that goes with it.
+pub const SECRET_KEY: &str = "svcdir-test-secret-never-printed";
+
+impl S3Server {
+    /// A server shared by the tests running at the same time; `None` (after saying so)
+    /// when moto is not installed.
+    pub fn shared() -> Option<Arc<S3Server>> {
+        static SHARED: Mutex<Weak<S3Server>> = Mutex::new(Weak::new());
+        let binary = moto_binary().or_else(|| {
+            svcdir::test_support::skipped(
+                "moto_server is not installed (.ci/run installs moto[server] into target/s3-venv)",
+            );
+            None
+        })?;
+        let mut guard = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(live) = guard.upgrade() {
+            return Some(live);
+        }
+        let server = Arc::new(S3Server::start(&binary, &[]));
+        *guard = Arc::downgrade(&server);
+        Some(server)
+    }
+
+    /// A server of its own, with extra environment (e.g. moto's credential checks).
+    pub fn start(binary: &Path, env: &[(&str, &str)]) -> S3Server {
+        let port = free_port();
+        let log = tempfile::NamedTempFile::new().expect("log file");
+        let child = Command::new(binary)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(log.reopen().expect("log"))
+            .stderr(log.reopen().expect("log"))
+            .spawn()
+            .expect("start moto_server");
+        let mut server = S3Server { port, child, log };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!(
+                    "moto_server exited with {status}: {}",
+                    std::fs::read_to_string(server.log.path()).unwrap_or_default()
+                );
+            }
+            assert!(Instant::now() < deadline, "moto_server does not listen after 60 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Makes a bucket (a fresh name each time, so tests sharing the server never meet).
+    pub fn bucket(&self, label: &str) -> String {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("{label}-{}-{n}", std::process::id());
+        let status = send(self.port, "PUT", &format!("/{name}"));
+        assert_eq!(status, 200, "cannot create bucket {name}");
+        name
+    }
+
+    /// Lets anyone read the objects of `bucket` without signing (a bucket policy granting
+    /// `s3:GetObject` to every principal), as a static origin behind a CDN is readable.
+    /// moto answers an unsigned GET 403 without it, and honours the policy.
+    pub fn allow_public_read(&self, bucket: &str) {
+        let policy = serde_json::json!({
+            "Version": "2012-10-17",
+            "Statement": [{
+                "Effect": "Allow",
+                "Principal": "*",
+                "Action": "s3:GetObject",
+                "Resource": format!("arn:aws:s3:::{bucket}/*"),
+            }],
+        });
+        let status = send_body(self.port, "PUT", &format!("/{bucket}?policy"), policy.to_string().into_bytes());
+        assert!((200..300).contains(&status), "cannot set the policy of {bucket}: {status}");
+    }
+
+    /// The AWS_* environment that points `svcdir publish` at `endpoint`.
+    pub fn env_for(endpoint: &str) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY.to_owned()),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY.to_owned()),
+            ("AWS_REGION", "us-east-1".to_owned()),
+            ("AWS_ENDPOINT_URL", endpoint.to_owned()),
+            ("AWS_ALLOW_HTTP", "true".to_owned()),
+        ]
+    }
+
+    /// Every object under `bucket/prefix`, by path relative to the prefix.
+    pub fn objects(&self, bucket: &str, prefix: &str) -> BTreeMap<String, StoredObject> {
+        read_objects(&self.endpoint(), bucket, prefix)
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One object as stored: bytes and the headers the store will send with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredObject {
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// `Content-Type`.
+    pub content_type: Option<String>,
+    /// `Cache-Control`.
+    pub cache_control: Option<String>,
+    /// `Content-Encoding`.
+    pub content_encoding: Option<String>,
+    /// ETag.
+    pub e_tag: Option<String>,
+}
+
+/// Reads back a bucket through the S3 API (object_store, the same client as the publish,
+/// but only its read side).
+pub fn read_objects(endpoint: &str, bucket: &str, prefix: &str) -> BTreeMap<String, StoredObject> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let store = AmazonS3Builder::new()
+            .with_bucket_name(bucket)
+            .with_endpoint(endpoint)
+            .with_allow_http(true)
+            .with_region("us-east-1")
+            .with_access_key_id(ACCESS_KEY)
+            .with_secret_access_key(SECRET_KEY)
+            .build()
+            .expect("S3 client");
+        let root = StorePath::parse(prefix).expect("prefix");
+        let listing: Vec<_> = futures::TryStreamExt::try_collect(store.list(Some(&root))).await.expect("list bucket");
+        let mut objects = BTreeMap::new();
+        for meta in listing {
+            let result = store.get(&meta.location).await.expect("get object");
+            let attr = |a: Attribute| result.attributes.get(&a).map(|v| v.to_string());
+            let (content_type, cache_control, content_encoding) =
+                (attr(Attribute::ContentType), attr(Attribute::CacheControl), attr(Attribute::ContentEncoding));
+            let bytes = result.bytes().await.expect("object bytes").to_vec();
+            let rel: Vec<_> =
+                meta.location.prefix_match(&root).expect("under prefix").map(|p| p.as_ref().to_owned()).collect();
+            objects.insert(
+                rel.join("/"),
+                StoredObject { bytes, content_type, cache_control, content_encoding, e_tag: meta.e_tag },
+            );
+        }
+        objects
+    })
+}
+
+/// Runs `svcdir publish --public PUBLIC --to URL ARGS... --json` with `env`.
+pub fn publish(public: &Path, to: &str, env: &[(&'static str, String)], args: &[&str]) -> Output {
+    publish_command(public, to, env, args).output().expect("svcdir publish runs")
+}
+
+/// The command of [`publish`], to spawn.
+pub fn publish_command(public: &Path, to: &str, env: &[(&'static str, String)], args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir"));
+    command.arg("publish").arg("--public").arg(public).args(["--to", to, "--json"]).args(args);
+    for key in ["AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION"] {
+        command.env_remove(key);
+    }
+    command.envs(env.iter().map(|(k, v)| (k, v)));
+    command
+}
+
+/// The JSON object a `--json` publish printed.
+pub fn summary(output: &Output) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!("not one JSON object ({e}):\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&output.stderr))
+    })
+}
+
+/// Sends one request without a body or credentials to 127.0.0.1:`port`; the status.
+pub fn send(port: u16, method: &str, target: &str) -> u16 {
+    send_body(port, method, target, Vec::new())
+}
+
+/// Sends one request with `body` and without credentials to 127.0.0.1:`port`; the status.
+pub fn send_body(port: u16, method: &str, target: &str, body: Vec<u8>) -> u16 {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
+        tokio::spawn(connection);
+        let request = hyper::Request::builder()
+            .method(method)
+            .uri(target)
+            .header("host", format!("127.0.0.1:{port}"))
+            .body(http_body_util::Full::new(hyper::body::Bytes::from(body)))
+            .expect("request");
+        sender.send_request(request).await.expect("response").status().as_u16()
+    })
+}
+
+/// A free port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("address").port()
+}
