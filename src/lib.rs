@@ -21,6 +21,7 @@ pub mod openreferral;
 pub mod preview;
 pub mod publish;
 pub mod render;
+pub mod report;
 
 pub mod sample;
 pub mod schema;

@@ -12,6 +12,7 @@ use svcdir::cli::{
     ValidateArgs,
 };
 use svcdir::config::BuildConfig;
+use svcdir::report;
 
 /// Exit codes: 0 success, 1 bad data or a failed run, 2 bad usage (clap's own).
 const EXIT_FAILURE: u8 = 1;
@@ -49,7 +50,7 @@ fn build(args: BuildArgs) -> ExitCode {
         Ok(cfg) => cfg,
         Err(err) => {
             if args.json {
-                println!("{}", json_failure(&[json_error(None, &err.to_string())], 0));
+                println!("{}", report::json_failure(&[report::json_error(None, &err.to_string())], 0));
             }
             eprintln!("error: {err}");
             return ExitCode::from(EXIT_USAGE);
@@ -72,19 +73,20 @@ fn build(args: BuildArgs) -> ExitCode {
     match result {
         Ok(summary) => {
             if args.json {
-                println!("{}", json_summary(&summary));
+                println!("{}", report::json_summary(&summary));
             } else if !args.quiet {
-                println!("{}", describe(&cfg, &summary));
+                println!("{}", report::describe(&cfg, &summary));
             }
             ExitCode::SUCCESS
         }
         Err(err) => {
             if args.json {
                 let body = match &err {
-                    BuildError::Data(errors) => {
-                        json_failure(&errors.errors.iter().map(data_error).collect::<Vec<_>>(), errors.more)
-                    }
-                    other => json_failure(&[json_error(None, &other.to_string())], 0),
+                    BuildError::Data(errors) => report::json_failure(
+                        &errors.errors.iter().map(report::data_error).collect::<Vec<_>>(),
+                        errors.more,
+                    ),
+                    other => report::json_failure(&[report::json_error(None, &other.to_string())], 0),
                 };
                 println!("{body}");
             }
@@ -96,73 +98,6 @@ fn build(args: BuildArgs) -> ExitCode {
             ExitCode::from(EXIT_FAILURE)
         }
     }
-}
-
-/// The one-line summary of a build.
-fn describe(cfg: &BuildConfig, summary: &svcdir::build::BuildSummary) -> String {
-    let output = cfg.output.display();
-    if summary.up_to_date {
-        return format!(
-            "{output} is up to date ({} files): same input, configuration and program as its last build; nothing written in {:.2} s",
-            summary.files, summary.seconds
-        );
-    }
-    let p = &summary.publish;
-    format!(
-        "built {output} from {} services and {} organisations: {} files, {:.1} MB ({} changed, {} unchanged, {} removed; {} written to disk), search index {:.1} MB ({} postcodes) in {:.2} s",
-        summary.services,
-        summary.organisations,
-        summary.files,
-        p.bytes as f64 / 1e6,
-        p.changed,
-        p.unchanged,
-        p.removed,
-        p.written,
-        summary.index_bytes as f64 / 1e6,
-        summary.postcodes,
-        summary.seconds
-    )
-}
-
-/// The `--json` summary of a successful build: one object, stable field names.
-fn json_summary(summary: &svcdir::build::BuildSummary) -> serde_json::Value {
-    let p = &summary.publish;
-    serde_json::json!({
-        "ok": true,
-        "services": summary.services,
-        "organisations": summary.organisations,
-        "postcodes": summary.postcodes,
-        "files": summary.files,
-        "bytes": p.bytes,
-        "changed": p.changed,
-        "unchanged": p.unchanged,
-        "removed": p.removed,
-        "written": p.written,
-        "index_bytes": summary.index_bytes,
-        "up_to_date": summary.up_to_date,
-        "seconds": summary.seconds,
-    })
-}
-
-/// The `--json` body of a failed build: every reported error, and how many more were found.
-fn json_failure(errors: &[serde_json::Value], more: usize) -> serde_json::Value {
-    serde_json::json!({ "ok": false, "errors": errors, "more": more })
-}
-
-/// One located data error as JSON (`null` where the error has no line, field or value).
-fn data_error(error: &svcdir::input::DataError) -> serde_json::Value {
-    serde_json::json!({
-        "file": error.file,
-        "line": error.line,
-        "field": error.field,
-        "value": error.value,
-        "message": error.message,
-    })
-}
-
-/// An error that is about no file of the dataset (configuration, disk).
-fn json_error(file: Option<&str>, message: &str) -> serde_json::Value {
-    serde_json::json!({ "file": file, "line": null, "field": null, "value": null, "message": message })
 }
 
 /// A bar on a terminal, nothing otherwise (CI logs get the one-line summary).
@@ -212,7 +147,13 @@ fn validate(args: ValidateArgs) -> ExitCode {
         }
         Err(errors) => {
             if args.json {
-                println!("{}", json_failure(&errors.errors.iter().map(data_error).collect::<Vec<_>>(), errors.more));
+                println!(
+                    "{}",
+                    report::json_failure(
+                        &errors.errors.iter().map(report::data_error).collect::<Vec<_>>(),
+                        errors.more
+                    )
+                );
             }
             eprint!("error: {errors}");
             ExitCode::from(EXIT_FAILURE)
@@ -373,6 +314,7 @@ async fn run_preview(args: ServeArgs) -> anyhow::Result<()> {
 // ---- svcdir publish ----
 
 fn publish(args: PublishArgs) -> ExitCode {
+    use svcdir::publish::report;
     let cfg = svcdir::publish::PublishConfig {
         public: args.public.clone(),
         to: args.to.clone(),
@@ -408,65 +350,19 @@ fn publish(args: PublishArgs) -> ExitCode {
         Ok(summary) => {
             if summary.dry_run {
                 // The plan: on stdout, or beside the JSON object on stderr.
-                let mut lines = String::new();
-                for rel in &summary.plan.uploads {
-                    lines.push_str(&format!("upload {rel}\n"));
-                }
-                if summary.plan.upload_manifest {
-                    lines.push_str(&format!("upload {}\n", svcdir::write::MANIFEST));
-                }
-                for rel in &summary.plan.deletes {
-                    lines.push_str(&format!("delete {rel}\n"));
-                }
+                let lines = report::plan_lines(&summary);
                 if args.json { eprint!("{lines}") } else { print!("{lines}") }
             }
-            let (uploaded, deleted, bytes) = if summary.dry_run {
-                let p = &summary.plan;
-                (p.uploads.len() + usize::from(p.upload_manifest), p.deletes.len(), p.bytes)
-            } else {
-                (summary.uploaded, summary.deleted, summary.bytes)
-            };
             if args.json {
-                println!(
-                    "{}",
-                    serde_json::json!({
-                        "ok": true,
-                        "dry_run": summary.dry_run,
-                        "uploaded": uploaded,
-                        "deleted": deleted,
-                        "unchanged": summary.unchanged,
-                        "bytes": bytes,
-                        "seconds": summary.seconds,
-                    })
-                );
+                println!("{}", report::json_summary(&summary));
             } else {
-                let verb = if summary.dry_run { "would publish" } else { "published" };
-                println!(
-                    "{verb} {} to {}: {uploaded} uploaded ({:.1} MB), {deleted} deleted, {} unchanged in {:.2} s",
-                    args.public.display(),
-                    args.to,
-                    bytes as f64 / 1e6,
-                    summary.unchanged,
-                    summary.seconds
-                );
+                println!("{}", report::sentence(&summary, &args.public, &args.to));
             }
             ExitCode::SUCCESS
         }
         Err(err) => {
             if args.json {
-                println!(
-                    "{}",
-                    serde_json::json!({
-                        "ok": false,
-                        "dry_run": args.dry_run,
-                        "uploaded": 0,
-                        "deleted": 0,
-                        "unchanged": 0,
-                        "bytes": 0,
-                        "seconds": 0,
-                        "error": err.to_string(),
-                    })
-                );
+                println!("{}", report::json_failure(args.dry_run, &err.to_string()));
             }
             eprintln!("error: {err}");
             ExitCode::from(EXIT_FAILURE)

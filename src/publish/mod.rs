@@ -17,6 +17,7 @@
 
 pub mod local;
 pub mod plan;
+pub mod report;
 pub mod store;
 
 use std::collections::BTreeMap;

@@ -27,9 +27,6 @@ mod rebuild;
 mod replicas;
 mod support;
 
-#[path = "../s3_support/mod.rs"]
-mod s3_support;
-
 /// Declares each case once per deployment.
 macro_rules! against_both {
     ($($case:ident),* $(,)?) => {

@@ -1,11 +1,8 @@
 //! `svcdir publish` against a real S3-compatible server (`moto_server`, see
-//! `tests/s3_support`): what the bucket holds, what moves on a second and a changed
+//! `svcdir_testkit::s3`): what the bucket holds, what moves on a second and a changed
 //! publish, `--dry-run` and `--max-deletes`, a publish killed part-way and run again,
 //! injected server errors, a missing bucket and refused credentials. Every test says
 //! "skipped" and passes when moto is not installed (`.ci/run` installs it).
-
-#[path = "../s3_support/mod.rs"]
-mod s3_support;
 
 mod proxy;
 
@@ -17,7 +14,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use proxy::Proxy;
-use s3_support::{S3Server, StoredObject, publish, publish_command, summary};
+use svcdir_testkit::s3::{S3Server, StoredObject, publish, publish_command, summary};
 
 /// A build of a dataset in a temporary directory.
 struct Site {
@@ -399,7 +396,7 @@ fn a_missing_bucket_and_refused_credentials_are_clear_errors() {
     assert_eq!(summary(&missing)["ok"], false);
 
     // moto checks credentials when told to (no action allowed without a known key).
-    let binary = s3_support::moto_binary().expect("moto");
+    let binary = svcdir_testkit::s3::moto_binary().expect("moto");
     let strict = S3Server::start(&binary, &[("INITIAL_NO_AUTH_ACTION_COUNT", "0")]);
     let refused = publish(&site.public, "s3://any-bucket", &S3Server::env_for(&strict.endpoint()), &[]);
     assert_eq!(refused.status.code(), Some(1));
@@ -407,7 +404,7 @@ fn a_missing_bucket_and_refused_credentials_are_clear_errors() {
     assert!(stderr.contains("the store refused the credentials (InvalidAccessKeyId"), "{stderr}");
     for output in [&missing, &refused] {
         let all = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-        assert!(!all.contains(s3_support::SECRET_KEY), "a credential was printed: {all}");
+        assert!(!all.contains(svcdir_testkit::s3::SECRET_KEY), "a credential was printed: {all}");
     }
 }
 

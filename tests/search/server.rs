@@ -20,17 +20,13 @@ struct Reply {
 
 /// One HTTP/1.1 request on a fresh connection.
 async fn request(address: &str, method: &str, target: &str) -> Reply {
-    let stream = tokio::net::TcpStream::connect(address).await.expect("connects");
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
-    tokio::spawn(connection);
     let request = hyper::Request::builder()
         .method(method)
         .uri(target)
         .header("host", "attacker.example")
         .body(Empty::<Bytes>::new())
         .expect("request");
-    let response = sender.send_request(request).await.expect("response");
+    let response = svcdir_testkit::one_request(address, request).await;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let body = response.into_body().collect().await.expect("body").to_bytes();

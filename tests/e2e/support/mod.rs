@@ -130,7 +130,7 @@ pub struct Deployment {
     processes: Vec<Process>,
     _prefix: Option<tempfile::TempDir>,
     /// The S3 server holding the Worker's objects.
-    s3: Option<Arc<crate::s3_support::S3Server>>,
+    s3: Option<Arc<svcdir_testkit::s3::S3Server>>,
     /// The build it serves.
     pub build: Arc<Build>,
 }
@@ -307,17 +307,17 @@ pub fn worker() -> Option<Arc<Deployment>> {
         );
         return None;
     };
-    let s3 = crate::s3_support::S3Server::shared()?;
+    let s3 = svcdir_testkit::s3::S3Server::shared()?;
     Some(shared(&SHARED, || start_worker(&binary, s3, small_build())))
 }
 
 /// Publishes `build` to a fresh bucket, starts svcdir-search and the Worker in workerd.
-pub fn start_worker(binary: &Path, s3: Arc<crate::s3_support::S3Server>, build: Arc<Build>) -> Deployment {
+pub fn start_worker(binary: &Path, s3: Arc<svcdir_testkit::s3::S3Server>, build: Arc<Build>) -> Deployment {
     let bucket = s3.bucket("edge");
     // As behind a CDN: anyone may read the objects, unsigned (README, "On a CDN").
     s3.allow_public_read(&bucket);
-    let env = crate::s3_support::S3Server::env_for(&s3.endpoint());
-    let output = crate::s3_support::publish(&build.public, &format!("s3://{bucket}/site"), &env, &[]);
+    let env = svcdir_testkit::s3::S3Server::env_for(&s3.endpoint());
+    let output = svcdir_testkit::s3::publish(&build.public, &format!("s3://{bucket}/site"), &env, &[]);
     assert!(output.status.success(), "svcdir publish failed:\n{}", String::from_utf8_lossy(&output.stderr));
     let search = retry_port(|port| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir-search"));

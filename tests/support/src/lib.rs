@@ -1,10 +1,12 @@
 //! What svcdir's integration test targets (`tests/it`, `tests/e2e`, `tests/hardening`,
-//! `tests/search`) share, as a crate of its own so that no target includes another's files:
-//! the real binaries ([`bin`]), datasets and built trees ([`dataset`]), and `svcdir-search`
-//! as a running process ([`search_server`]). The in-memory test directory is the library's
-//! own (`svcdir::test_support::directory`), so unit tests use it too.
+//! `tests/search`, `tests/publish`) share, as a crate of its own so that no target includes
+//! another's files: the real binaries ([`bin`]), datasets and built trees ([`dataset`]),
+//! `svcdir-search` as a running process ([`search_server`]), and an S3-compatible server
+//! ([`s3`]). The in-memory test directory is the library's own
+//! (`svcdir::test_support::directory`), so unit tests use it too.
 
 pub mod dataset;
+pub mod s3;
 pub mod search_server;
 
 use std::ops::{Deref, DerefMut};
@@ -46,4 +48,19 @@ impl DerefMut for KillOnDrop {
     fn deref_mut(&mut self) -> &mut Child {
         &mut self.0
     }
+}
+
+/// Sends `request` on a fresh HTTP/1.1 connection to `address` (`HOST:PORT`) and returns
+/// the response, its body still to be read.
+pub async fn one_request<B>(address: &str, request: hyper::Request<B>) -> hyper::Response<hyper::body::Incoming>
+where
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let stream = tokio::net::TcpStream::connect(address).await.expect("connects");
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
+    tokio::spawn(connection);
+    sender.send_request(request).await.expect("a response")
 }

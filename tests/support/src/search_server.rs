@@ -106,19 +106,14 @@ impl Server {
         use http_body_util::BodyExt;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         runtime.block_on(async {
-            let stream = tokio::net::TcpStream::connect(&self.address).await.expect("connects");
-            let (mut sender, connection) =
-                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
-            tokio::spawn(connection);
             let request = hyper::Request::builder()
                 .uri(target)
                 .header("host", "x")
                 .body(http_body_util::Empty::<hyper::body::Bytes>::new())
                 .expect("request");
-            let response = tokio::time::timeout(Duration::from_secs(20), sender.send_request(request))
+            let response = tokio::time::timeout(Duration::from_secs(20), crate::one_request(&self.address, request))
                 .await
-                .expect("answered in time")
-                .expect("answered");
+                .expect("answered in time");
             let status = response.status().as_u16();
             let content_type =
                 response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();

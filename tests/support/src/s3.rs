@@ -1,9 +1,7 @@
 //! A real S3-compatible server for the tests: `moto_server` (PyPI `moto[server]`, installed
 //! by `.ci/run` into `target/s3-venv`), started on a free loopback port, with helpers to
 //! make buckets, run `svcdir publish` against it and read back what a bucket holds.
-//! Shared by the `publish` and `e2e` test targets (`#[path]`).
-
-#![allow(dead_code)]
+//! Used by the `publish` and `e2e` test targets.
 
 use std::collections::BTreeMap;
 use std::net::{TcpListener, TcpStream};
@@ -20,7 +18,7 @@ use object_store::{Attribute, ObjectStore, ObjectStoreExt};
 pub fn moto_binary() -> Option<PathBuf> {
     let candidate = std::env::var_os("SVCDIR_MOTO_SERVER")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/s3-venv/bin/moto_server"));
+        .unwrap_or_else(|| crate::dataset::repo().join("target/s3-venv/bin/moto_server"));
     candidate.is_file().then_some(candidate)
 }
 
@@ -197,7 +195,7 @@ pub fn publish(public: &Path, to: &str, env: &[(&'static str, String)], args: &[
 
 /// The command of [`publish`], to spawn.
 pub fn publish_command(public: &Path, to: &str, env: &[(&'static str, String)], args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir"));
+    let mut command = Command::new(crate::bin("svcdir"));
     command.arg("publish").arg("--public").arg(public).args(["--to", to, "--json"]).args(args);
     for key in ["AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION"] {
         command.env_remove(key);
@@ -223,17 +221,13 @@ pub fn send(port: u16, method: &str, target: &str) -> u16 {
 pub fn send_body(port: u16, method: &str, target: &str, body: Vec<u8>) -> u16 {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
-        let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
-        tokio::spawn(connection);
         let request = hyper::Request::builder()
             .method(method)
             .uri(target)
             .header("host", format!("127.0.0.1:{port}"))
             .body(http_body_util::Full::new(hyper::body::Bytes::from(body)))
             .expect("request");
-        sender.send_request(request).await.expect("response").status().as_u16()
+        crate::one_request(&format!("127.0.0.1:{port}"), request).await.status().as_u16()
     })
 }
 
