@@ -80,8 +80,7 @@ pub fn init(format: LogFormat) -> LogGuard {
     // lines go out many to a write(2) instead of one each (one system call per request cost
     // 10 to 15 % of the throughput on 2 cores); an idle one's still go out at once.
     let stderr = std::io::BufWriter::with_capacity(WRITE_BUFFER, QuietStderr);
-    let (writer, worker) =
-        NonBlockingBuilder::default().lossy(true).buffered_lines_limit(QUEUED_LINES).finish(stderr);
+    let (writer, worker) = NonBlockingBuilder::default().lossy(true).buffered_lines_limit(QUEUED_LINES).finish(stderr);
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
     let installed = match format.resolve() {
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
