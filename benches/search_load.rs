@@ -5,16 +5,19 @@
 //! choose): generates a sample dataset (`svcdir::sample::generate`, seed 2024), loads and
 //! validates it, builds and writes the search index, times reading the index back, and
 //! writes a mixed query file (`target/bench-search/queries-N.txt`, derived deterministically
-//! from the dataset's postcodes, words and categories). Then, in the same run, each driven
-//! from 64 keep-alive HTTP/1.1 connections on a 2-thread tokio runtime for
-//! `SVCDIR_BENCH_SECONDS` (default 10) after a 2 s warm-up:
+//! from the dataset's postcodes, words and categories). Then it starts three targets and
+//! drives them in turn, three rounds of a third of `SVCDIR_BENCH_SECONDS` (default 10) each,
+//! after a warm-up (2 s in all), from 64 keep-alive HTTP/1.1 connections on a 2-thread tokio
+//! runtime, so that whatever else the machine does weighs on the three alike
+//! (`SVCDIR_BENCH_KEEP=1` also keeps each index as `target/bench-search/search-N.idx`, to
+//! profile the server on it):
 //! 1. the real `svcdir-search` binary on a free loopback port, access log on (to a file):
 //!    the time from spawning it to its first accepted connection, requests/s, latency
 //!    percentiles, and its RssAnon and VmHWM after the run;
 //! 2. the same with its stderr (the access log) on /dev/null: what the log costs;
 //! 3. nginx (if installed: `apt-get install nginx-light`) serving one file of the mean
-//!    size of the search's 2xx answers, with its access log on: the reference the targets
-//!    of issue 12 are relative to.
+//!    size of the search's 2xx answers (from a first warm-up run of 1.), with its access log
+//!    on: the reference the targets of issue 12 are relative to.
 //!
 //! Run without `--bench` (as `cargo test --all-targets` does) it only makes a 1-second smoke
 //! run on 300 services. Reports two Markdown tables on stdout.
@@ -48,6 +51,20 @@ struct Load {
 }
 
 impl Load {
+    /// Adds another run's figures to these.
+    fn merge(&mut self, other: Load) {
+        self.latencies_us.extend(other.latencies_us);
+        for (t, s) in self.statuses.iter_mut().zip(other.statuses) {
+            *t += s;
+        }
+        self.bytes += other.bytes;
+        self.ok_bytes += other.ok_bytes;
+        self.errors += other.errors;
+        if self.first_error.is_none() {
+            self.first_error = other.first_error;
+        }
+    }
+
     fn fail(&mut self, what: &str, error: impl std::fmt::Display) {
         self.errors += 1;
         self.first_error.get_or_insert_with(|| format!("{what}: {error}"));
@@ -90,6 +107,9 @@ async fn connection(address: String, queries: Arc<Vec<String>>, start: usize, st
 }
 
 /// Runs the connections for `duration`, after a warm-up whose results are dropped.
+/// Rounds of the three targets' runs (see [`bench`]).
+const ROUNDS: u32 = 3;
+
 fn drive(address: &str, queries: Arc<Vec<String>>, warm_up: Duration, duration: Duration) -> (Load, Duration) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(CLIENT_THREADS)
@@ -116,17 +136,7 @@ fn drive(address: &str, queries: Arc<Vec<String>>, warm_up: Duration, duration: 
                 stopper.store(true, Ordering::Relaxed);
                 let mut total = Load::default();
                 for task in tasks {
-                    let load = task.await.expect("connection task");
-                    total.latencies_us.extend(load.latencies_us);
-                    for (t, s) in total.statuses.iter_mut().zip(load.statuses) {
-                        *t += s;
-                    }
-                    total.bytes += load.bytes;
-                    total.ok_bytes += load.ok_bytes;
-                    total.errors += load.errors;
-                    if total.first_error.is_none() {
-                        total.first_error = load.first_error;
-                    }
+                    total.merge(task.await.expect("connection task"));
                 }
                 (total, started.elapsed())
             }
@@ -204,6 +214,11 @@ fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
     let index = SearchIndex::build(&dir, &publication);
     let index_path = work.path().join("search.idx");
     index.write(&index_path).expect("index written");
+    // `SVCDIR_BENCH_KEEP=1`: keep a copy of the index beside the query file, for profiling
+    // the server on exactly what was measured.
+    if std::env::var_os("SVCDIR_BENCH_KEEP").is_some() {
+        std::fs::copy(&index_path, out.join(format!("search-{size}.idx"))).expect("index kept");
+    }
     let build_s = started.elapsed().as_secs_f64();
     drop(index);
     let index_mb = std::fs::metadata(&index_path).map(|m| m.len() as f64 / 1e6).unwrap_or(f64::NAN);
@@ -229,6 +244,9 @@ fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
     drop(dir);
     let mut problems = Vec::new();
 
+    // Three targets, all started first and then driven in turn, ROUNDS times each for a
+    // third of the time: a change in what else the machine does then weighs on all three
+    // alike, where three runs one after another (as before) let one drift apart by ±15 %.
     // 1. The server as deployed: access log on (to a file).
     let (server, ready) = Server::start_with(&index_path, work.path().join("server.log"), true);
     // The server's own figure, from its start-up line (once it is written).
@@ -239,36 +257,47 @@ fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
         .nth(1)
         .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect::<String>())
         .unwrap_or_else(|| "?".into());
-    let (load, elapsed) = drive(&server.address, queries.clone(), warm_up, Duration::from_secs(seconds));
+    // The mean size of a 2xx answer, for nginx's file: from a first warm-up run.
+    let (probe, _) = drive(&server.address, queries.clone(), Duration::ZERO, warm_up);
+    let answer_bytes = probe.ok_bytes as f64 / probe.statuses[2].max(1) as f64;
+    // 2. The same without the access log (stderr to /dev/null): what the log costs.
+    let (quiet_server, _) = Server::start_with(&index_path, work.path().join("server-quiet.log"), false);
+    // 3. nginx serving one file of the mean answer's size, same client, same connections.
+    let nginx = nginx_binary().map(|binary| Nginx::start(&binary, &vec![b'x'; answer_bytes.round() as usize]));
+    if nginx.is_none() {
+        eprintln!("search_load: nginx not found (apt-get install nginx-light): no reference figures");
+    }
+    let answer_file = Arc::new(vec!["/answer.json".to_owned()]);
+    let share = Duration::from_secs(seconds) / ROUNDS;
+    let mut runs: [(Load, Duration); 3] = Default::default();
+    for _ in 0..ROUNDS {
+        let mut targets: Vec<(&str, Arc<Vec<String>>)> =
+            vec![(&server.address, queries.clone()), (&quiet_server.address, queries.clone())];
+        if let Some(nginx) = &nginx {
+            targets.push((&nginx.address, answer_file.clone()));
+        }
+        for (n, (address, targets)) in targets.into_iter().enumerate() {
+            let (load, elapsed) = drive(address, targets, warm_up / ROUNDS, share);
+            runs[n].0.merge(load);
+            runs[n].1 += elapsed;
+        }
+    }
+    let [(load, elapsed), (quiet_load, quiet_elapsed), (nginx_load, nginx_elapsed)] = runs;
     let (rss_anon_mb, peak_mb) = (server.rss_anon_mb(), server.peak_rss_mb());
     let exit = server.stop();
+    let _ = quiet_server.stop();
     check(&load, &format!("{size} services"), &mut problems);
     if exit != Some(0) {
         problems.push(format!("{size} services: server exit {exit:?} after SIGTERM"));
     }
-    let search = Figures::of(&load, elapsed);
-    let ok = load.statuses[2].max(1);
-    let answer_bytes = load.ok_bytes as f64 / ok as f64;
-
-    // 2. The same without the access log (stderr to /dev/null): what the log costs.
-    let (server, _) = Server::start_with(&index_path, work.path().join("server-quiet.log"), false);
-    let (quiet_load, elapsed) = drive(&server.address, queries.clone(), warm_up, Duration::from_secs(seconds));
-    let _ = server.stop();
     check(&quiet_load, &format!("{size} services, no access log"), &mut problems);
-    let quiet = Figures::of(&quiet_load, elapsed);
-
-    // 3. nginx serving one file of the mean answer's size, same client, same connections.
-    let nginx = nginx_binary().map(|binary| {
-        let body = vec![b'x'; answer_bytes.round() as usize];
-        let nginx = Nginx::start(&binary, &body);
-        let (load, elapsed) =
-            drive(&nginx.address, Arc::new(vec!["/answer.json".to_owned()]), warm_up, Duration::from_secs(seconds));
-        check(&load, "nginx", &mut problems);
-        Figures::of(&load, elapsed)
+    let search = Figures::of(&load, elapsed);
+    let quiet = Figures::of(&quiet_load, quiet_elapsed);
+    let nginx = nginx.map(|nginx| {
+        check(&nginx_load, "nginx", &mut problems);
+        drop(nginx);
+        Figures::of(&nginx_load, nginx_elapsed)
     });
-    if nginx.is_none() {
-        eprintln!("search_load: nginx not found (apt-get install nginx-light): no reference figures");
-    }
 
     let statuses = format!(
         "2xx {} / 4xx {} / 5xx {} / errors {}",

@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let raw = RawQuery::parse(&text);
     for version in [ApiVersion::V4, ApiVersion::V3] {
-        let _ = params::parse(&raw, state.index().directory(), version);
+        let _ = params::parse(&raw, state.index(), version);
     }
     // The whole path, as a client would send it.
     let query = as_query(data);

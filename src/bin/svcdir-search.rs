@@ -35,12 +35,12 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
     let telemetry = Arc::new(Telemetry::new());
 
     let mut state = AppState::read(&args.index)?;
-    let (index, dir) = (state.index(), state.index().directory());
+    let index = state.index();
     tracing::info!(
         path = %args.index.display(),
         services = index.service_count(),
         locations = index.location_count(),
-        postcodes = dir.postcodes.postcodes.len(),
+        postcodes = index.postcodes().len(),
         words = index.term_count(),
         index_hash = state.index_hash(),
         load_ms = state.load_time().as_millis() as u64,

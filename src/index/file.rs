@@ -7,31 +7,44 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::postcodes::PostcodeTable;
 use super::text::TextIndex;
-use super::{FORMAT_VERSION, HEADER_LEN, IndexError, MAGIC};
+use super::{Csr, FORMAT_VERSION, HEADER_LEN, IndexError, MAGIC};
 use crate::model::{AreaIx, CategoryIx, Directory, LocationIx, Point, PostcodeDirectory};
 use crate::views::Publication;
 use crate::views::v3::ServiceV3;
 use crate::views::v4::{ServiceContext, ServiceView};
 
-/// What the index keeps of a service besides its rendered results.
+/// What the index keeps of the services besides their rendered results, one table per
+/// field (service `ix` is key `ix` of each).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub(super) struct StoredService {
-    pub(super) areas: Vec<AreaIx>,
-    pub(super) categories: Vec<CategoryIx>,
-    pub(super) locations: Vec<LocationIx>,
+pub(super) struct StoredServices {
+    pub(super) areas: Csr<AreaIx>,
+    pub(super) categories: Csr<CategoryIx>,
+    pub(super) locations: Csr<LocationIx>,
     /// Position in (name, id) order: the last two keys of Search 7 as one integer.
-    pub(super) name_rank: u32,
+    #[serde(with = "super::packed")]
+    pub(super) name_rank: Vec<u32>,
 }
 
-/// The core section: what is decoded at start-up.
+impl StoredServices {
+    /// Number of services.
+    pub(super) fn len(&self) -> usize {
+        self.name_rank.len()
+    }
+}
+
+/// The core section: what is decoded at start-up. Flat tables only (no vector or string
+/// per record), so that decoding it is a few large copies.
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct Core {
     pub(super) publication: Publication,
-    /// Postcodes, categories and service areas only.
+    /// Categories and service areas only.
     pub(super) directory: Directory,
+    pub(super) postcodes: PostcodeTable,
     pub(super) text: TextIndex,
-    pub(super) services: Vec<StoredService>,
+    pub(super) services: StoredServices,
+    #[serde(with = "super::packed")]
     pub(super) location_points: Vec<Point>,
 }
 
@@ -106,20 +119,16 @@ pub(super) fn core_of(dir: &Directory, publication: &Publication) -> Core {
             locations: Vec::new(),
             categories: dir.categories.clone(),
             service_areas: dir.service_areas.clone(),
-            postcodes: PostcodeDirectory { postcodes: dir.postcodes.postcodes.clone() },
+            postcodes: PostcodeDirectory::default(),
         },
+        postcodes: PostcodeTable::of(&dir.postcodes, &dir.service_areas),
         text: TextIndex::build(dir),
-        services: dir
-            .services
-            .iter()
-            .zip(&name_rank)
-            .map(|(s, &name_rank)| StoredService {
-                areas: s.service_areas.clone(),
-                categories: s.categories.clone(),
-                locations: s.locations.clone(),
-                name_rank,
-            })
-            .collect(),
+        services: StoredServices {
+            areas: Csr::from_lists(dir.services.iter().map(|s| s.service_areas.as_slice())),
+            categories: Csr::from_lists(dir.services.iter().map(|s| s.categories.as_slice())),
+            locations: Csr::from_lists(dir.services.iter().map(|s| s.locations.as_slice())),
+            name_rank,
+        },
         location_points: dir.locations.iter().map(|l| l.point).collect(),
     }
 }
@@ -155,6 +164,10 @@ pub(super) fn checksum(body: &[u8]) -> u64 {
 /// Bytes hashed between two releases in [`Sums::of`].
 pub(super) const CHUNK: usize = 4 << 20;
 
+/// Bytes hashed by one hash before the other hashes them: small enough to stay in a core's
+/// own cache.
+const SLICE: usize = 64 << 10;
+
 /// The header's checksum and the file's content hash, in one pass over the file.
 pub(super) struct Sums {
     /// XXH3-64 of everything after the header.
@@ -164,16 +177,23 @@ pub(super) struct Sums {
 }
 
 impl Sums {
-    /// Hashes `file` in chunks, calling `release` with each chunk once it is hashed.
-    pub(super) fn of(file: &[u8], release: &(dyn Fn(&[u8]) + Sync)) -> Sums {
+    /// Hashes `file` in chunks, calling `populate` with each chunk before it is hashed and
+    /// `release` once it is.
+    pub(super) fn of(file: &[u8], populate: &(dyn Fn(&[u8]) + Sync), release: &(dyn Fn(&[u8]) + Sync)) -> Sums {
         let mut body = xxhash_rust::xxh3::Xxh3::new();
         let mut content = xxhash_rust::xxh3::Xxh3::new();
         let mut at = 0;
         while at < file.len() {
             let chunk = &file[at..file.len().min(at + CHUNK)];
-            content.update(chunk);
+            populate(chunk);
+            // Both hashes over each slice while it is still in the core's cache: one read
+            // of the file from memory instead of two.
             let from = HEADER_LEN.saturating_sub(at).min(chunk.len());
-            body.update(&chunk[from..]);
+            for (n, slice) in chunk.chunks(SLICE).enumerate() {
+                content.update(slice);
+                let skip = from.saturating_sub(n * SLICE).min(slice.len());
+                body.update(&slice[skip..]);
+            }
             release(chunk);
             at += chunk.len();
         }
@@ -218,23 +238,36 @@ pub(super) fn check_header(bytes: &[u8], path: &Path) -> Result<(usize, u64), In
 pub(super) fn check_core(core: &Core) -> Result<(), String> {
     let dir = &core.directory;
     let (nodes, areas, locations) = (dir.categories.nodes.len(), dir.service_areas.len(), core.location_points.len());
-    let services = core.services.len();
+    let stored = &core.services;
+    let services = stored.len();
     if services > u32::MAX as usize || locations > u32::MAX as usize {
         return Err("too many records".into());
     }
-    for (ix, s) in core.services.iter().enumerate() {
-        if s.categories.iter().any(|&c| c as usize >= nodes)
-            || s.areas.iter().any(|&a| a as usize >= areas)
-            || s.locations.iter().any(|&l| l as usize >= locations)
-        {
-            return Err(format!("service {ix} refers to a record that does not exist"));
+    for (check, keys) in [
+        (stored.areas.check(), stored.areas.keys()),
+        (stored.categories.check(), stored.categories.keys()),
+        (stored.locations.check(), stored.locations.keys()),
+    ] {
+        check?;
+        if keys != services {
+            return Err("the services' tables differ in length".into());
         }
     }
-    let mut ranks: Vec<u32> = core.services.iter().map(|s| s.name_rank).collect();
-    ranks.sort_unstable();
-    if ranks.iter().enumerate().any(|(n, &r)| r as usize != n) {
-        return Err("the services' name ranks are not a permutation".into());
+    if stored.categories.items().iter().any(|&c| c as usize >= nodes)
+        || stored.areas.items().iter().any(|&a| a as usize >= areas)
+        || stored.locations.items().iter().any(|&l| l as usize >= locations)
+    {
+        return Err("a service refers to a record that does not exist".into());
     }
+    // A permutation: each rank below the number of services, and none twice.
+    let mut seen = vec![false; services];
+    for &r in &stored.name_rank {
+        match seen.get_mut(r as usize) {
+            Some(slot) if !*slot => *slot = true,
+            _ => return Err("the services' name ranks are not a permutation".into()),
+        }
+    }
+    core.postcodes.check(areas)?;
     for (ix, n) in dir.categories.nodes.iter().enumerate() {
         if n.parent.is_some_and(|p| p as usize >= nodes)
             || n.children.iter().any(|&c| c as usize >= nodes)

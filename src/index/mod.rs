@@ -6,36 +6,44 @@
 //! and renders every service's search result with the same views, so search results say
 //! the same things as the static files.
 //!
-//! # File format (version 2)
+//! # File format (version 3)
 //! A 48-byte header: `MAGIC` (8 bytes), the format version (`u32`), 4 zero bytes, the
 //! lengths of the two sections (`u64` each), the XXH3-64 checksum of everything after the
 //! header (`u64`) and 8 zero bytes; all little-endian. Then:
-//! 1. the core, one postcard value: the publication, the directory without its services,
-//!    organisations and locations (what parameters are checked against: postcodes,
-//!    categories, service areas), the text index, and per service only what matching and
-//!    ordering read (areas, categories, locations, rank in name order), with the locations'
-//!    points. It is decoded at start-up (a few MB at 100,000 services);
+//! 1. the core, one postcard value of flat tables only (no vector or string per record, so
+//!    that decoding is a few large copies): the publication, the categories and service
+//!    areas (what parameters are checked against), the postcodes as a table of codes,
+//!    points and service-area numbers ([`postcodes::PostcodeTable`]), the text index, per
+//!    service only what matching and ordering read (areas, categories, locations, rank in
+//!    name order) as one table per field, and the locations' points;
 //! 2. the rendered results, read in place from a memory map and never decoded: the JSON of
 //!    every service as a v4 search result, then as a v3 one, and before them the
 //!    `2 × services + 1` byte offsets (`u64`) that cut them apart.
 //!
-//! The structures derived from the core (R-trees, service sets) are rebuilt on load. A
-//! file whose header, lengths or checksum do not hold, or whose core refers to anything
-//! that does not exist, is refused at start-up, never served. Bump [`FORMAT_VERSION`]
+//! The structures derived from the core (the R-tree, the radius grid, the service sets)
+//! are rebuilt on load. A file whose header, lengths or checksum do not hold, or whose
+//! core refers to anything that does not exist, is refused at start-up, never served. Bump [`FORMAT_VERSION`]
 //! whenever the encoded shape changes (including any change to the model's serde shape).
 
 mod file;
+pub mod grid;
+pub mod packed;
+pub mod postcodes;
 pub mod sets;
 pub mod spatial;
 pub mod text;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::model::{AreaIx, Directory, LocationIx, Point, ServiceIx};
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Directory, LocationIx, Point, ServiceIx};
 use crate::search::ApiVersion;
 use crate::views::Publication;
-use file::{Backing, Core, StoredService, Sums, check_core, check_header, check_rendered, encode, write_file};
+use file::{Backing, Core, Sums, check_core, check_header, check_rendered, encode, write_file};
+use grid::RadiusGrid;
+use packed::Packed;
+use postcodes::PostcodeTable;
 use sets::ServiceSet;
 use spatial::{SpatialIndex, UnitVector, unit_vector};
 use text::TextLookup;
@@ -43,7 +51,7 @@ use text::TextLookup;
 /// First bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"SVCDIDX\0";
 /// Version of the encoding written after the magic bytes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Bytes before the core.
 pub const HEADER_LEN: usize = 48;
 
@@ -106,13 +114,61 @@ pub enum IndexError {
 }
 
 /// Offsets into a flat array: the items of key `k` are `items[start[k]..start[k + 1]]`.
-#[derive(Debug, Clone, Default)]
+/// Stored as is in the index's core: two vectors decode in one go, where a vector per key
+/// would cost an allocation each at start-up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound(serialize = "T: Packed", deserialize = "T: Packed"))]
 pub(crate) struct Csr<T> {
+    #[serde(with = "packed")]
     start: Vec<u32>,
+    #[serde(with = "packed")]
     items: Vec<T>,
 }
 
+impl<T> Default for Csr<T> {
+    fn default() -> Csr<T> {
+        Csr { start: vec![0], items: Vec::new() }
+    }
+}
+
+impl<T: Copy> Csr<T> {
+    /// Builds from each key's items, in key order.
+    pub(crate) fn from_lists<'a>(lists: impl Iterator<Item = &'a [T]>) -> Csr<T>
+    where
+        T: 'a,
+    {
+        let mut csr = Csr::default();
+        for list in lists {
+            csr.items.extend_from_slice(list);
+            csr.start.push(csr.items.len() as u32);
+        }
+        csr
+    }
+}
+
 impl<T> Csr<T> {
+    /// Number of keys.
+    pub(crate) fn keys(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    /// Every item, key after key.
+    pub(crate) fn items(&self) -> &[T] {
+        &self.items
+    }
+
+    /// Whether the offsets start at 0, never go back and end at the number of items: what
+    /// makes [`Csr::get`] cut every key's items out of `items`.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.start.first() != Some(&0)
+            || self.start.windows(2).any(|w| w[0] > w[1])
+            || self.start.last().map(|&e| e as usize) != Some(self.items.len())
+        {
+            return Err("a table's offsets are out of order".into());
+        }
+        Ok(())
+    }
+
     /// Builds from `(key, item)` pairs, keeping the pairs' order within a key.
     fn from_pairs(keys: usize, pairs: impl Iterator<Item = (usize, T)> + Clone) -> Csr<T>
     where
@@ -153,21 +209,18 @@ pub struct SearchIndex {
     /// results are the rendered bytes).
     pub(crate) directory: Directory,
     pub(crate) publication: Publication,
+    /// Live postcodes, with the service areas each lies in.
+    pub(crate) postcodes: PostcodeTable,
     pub(crate) text: TextLookup,
-    /// Locations of area-less services.
-    pub(crate) spatial: SpatialIndex,
+    /// Locations of area-less services, with their services: the radius rule's candidates.
+    pub(crate) radius: RadiusGrid,
     /// Each location's point, for the exact radius rule.
     pub(crate) location_points: Vec<Point>,
     /// Unit vectors of each service's locations, for its distance key.
     pub(crate) service_points: Csr<UnitVector>,
-    /// Services without service areas at each location: the only ones a location within
-    /// the radius can make match (see [`SpatialIndex`]).
-    pub(crate) location_services: Csr<ServiceIx>,
     /// Each service's position in (name, id) order: the last two keys of Search 7 as one
     /// integer, so that ordering never touches the strings.
     pub(crate) name_rank: Vec<u32>,
-    /// Service area by code.
-    pub(crate) area_by_code: HashMap<String, AreaIx>,
     /// The services of each service area, as a set: a postcode's matches by area are the
     /// union of a few of these.
     pub(crate) area_sets: Vec<ServiceSet>,
@@ -205,6 +258,15 @@ impl SearchIndex {
     /// file (one core) and decoding and preparing the core (the other) run side by side;
     /// nothing is returned unless the checksum holds.
     fn open(file: Backing, path: &Path) -> Result<SearchIndex, IndexError> {
+        let populate = |chunk: &[u8]| {
+            if let Backing::Mapped(map) = &file {
+                let offset = chunk.as_ptr() as usize - map.as_ptr() as usize;
+                // One call maps a chunk's pages, where touching them one by one would take a
+                // page fault each (most of the checksum's time). Kernels before 5.14 refuse
+                // the advice; the pages are then faulted in as before.
+                let _ = map.advise_range(memmap2::Advice::PopulateRead, offset, chunk.len());
+            }
+        };
         let release = |chunk: &[u8]| {
             if let Backing::Mapped(map) = &file {
                 let offset = chunk.as_ptr() as usize - map.as_ptr() as usize;
@@ -220,7 +282,7 @@ impl SearchIndex {
         let rendered_at = HEADER_LEN + core_len;
         let corrupt = |reason: String| IndexError::Corrupt { path: path.to_path_buf(), reason };
         let (sums, prepared) = rayon::join(
-            || Sums::of(&file, &release),
+            || Sums::of(&file, &populate, &release),
             || -> Result<SearchIndex, IndexError> {
                 let core: Core =
                     postcard::from_bytes(&file[HEADER_LEN..rendered_at]).map_err(|e| corrupt(e.to_string()))?;
@@ -244,80 +306,68 @@ impl SearchIndex {
 
     /// The query structures of a checked core; the file is set by the caller.
     fn derive(core: Core, rendered_at: usize) -> SearchIndex {
-        let Core { publication, directory, text, services: stored, location_points } = core;
+        let Core { publication, directory, postcodes, text, services: stored, location_points } = core;
         let services = stored.len();
         let units: Vec<UnitVector> = location_points.iter().map(|&p| unit_vector(p)).collect();
-        let service_points = Csr::from_pairs(
-            services,
-            stored.iter().enumerate().flat_map(|(ix, s)| s.locations.iter().map(move |&l| (ix, l))),
-        );
+        let locations_of = |ix: usize| stored.locations.get(ix);
         let service_points = Csr {
-            start: service_points.start,
-            items: service_points.items.iter().map(|&l: &LocationIx| units[l as usize]).collect(),
+            start: stored.locations.start.clone(),
+            items: stored.locations.items().iter().map(|&l| units[l as usize]).collect(),
         };
-        let location_services = Csr::from_pairs(
-            location_points.len(),
-            stored
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.areas.is_empty())
-                .flat_map(|(ix, s)| s.locations.iter().map(move |&l| (l as usize, ix as ServiceIx))),
+        // Only services without areas are candidates by radius: a service with areas matches
+        // the postcode only through one of them (behaviour.md, Search 3: "either no service
+        // areas or one among the postcode's codes"), so its locations decide where it sorts,
+        // never whether it matches.
+        let radius = RadiusGrid::new(
+            &location_points,
+            &units,
+            (0..services)
+                .filter(|&ix| stored.areas.get(ix).is_empty())
+                .flat_map(|ix| locations_of(ix).iter().map(move |&l| (l, ix as ServiceIx))),
         );
         let services_at = Csr::from_pairs(
             location_points.len(),
-            stored
-                .iter()
-                .enumerate()
-                .flat_map(|(ix, s)| s.locations.iter().map(move |&l| (l as usize, ix as ServiceIx))),
+            (0..services).flat_map(|ix| locations_of(ix).iter().map(move |&l| (l as usize, ix as ServiceIx))),
         );
         let mut area_sets = vec![ServiceSet::empty(services); directory.service_areas.len()];
         let mut category_sets = vec![ServiceSet::empty(services); directory.categories.nodes.len()];
         let mut national_set = ServiceSet::empty(services);
         let mut located_set = ServiceSet::empty(services);
-        for (ix, s) in stored.iter().enumerate() {
-            let ix = ix as ServiceIx;
-            for &a in &s.areas {
-                area_sets[a as usize].insert(ix);
+        for ix in 0..services {
+            let service = ix as ServiceIx;
+            for &a in stored.areas.get(ix) {
+                area_sets[a as usize].insert(service);
                 if directory.service_areas[a as usize].kind.is_national() {
-                    national_set.insert(ix);
+                    national_set.insert(service);
                 }
             }
-            for &c in &s.categories {
-                category_sets[c as usize].insert(ix);
+            for &c in stored.categories.get(ix) {
+                category_sets[c as usize].insert(service);
             }
-            if !s.locations.is_empty() {
-                located_set.insert(ix);
+            if !locations_of(ix).is_empty() {
+                located_set.insert(service);
             }
         }
-        let name_rank: Vec<u32> = stored.iter().map(|s| s.name_rank).collect();
         let mut unlocated_by_name: Vec<ServiceIx> =
-            (0..services as ServiceIx).filter(|&ix| stored[ix as usize].locations.is_empty()).collect();
-        unlocated_by_name.sort_unstable_by_key(|&ix| name_rank[ix as usize]);
-        let area_by_code =
-            directory.service_areas.iter().enumerate().map(|(ix, a)| (a.code.clone(), ix as AreaIx)).collect();
-        // Each location once, in location order.
-        let points_of = |keep: &dyn Fn(&StoredService) -> bool| {
-            let mut wanted = vec![false; units.len()];
-            for s in stored.iter().filter(|s| keep(s)) {
-                for &l in &s.locations {
-                    wanted[l as usize] = true;
-                }
-            }
-            wanted.iter().enumerate().filter(|(_, w)| **w).map(|(l, _)| (units[l], l as LocationIx)).collect::<Vec<_>>()
-        };
-        let area_less = points_of(&|s| s.areas.is_empty());
-        let all = points_of(&|_| true);
-        let (spatial, nearest) = rayon::join(|| SpatialIndex::of_points(area_less), || SpatialIndex::of_points(all));
+            (0..services).filter(|&ix| locations_of(ix).is_empty()).map(|ix| ix as ServiceIx).collect();
+        unlocated_by_name.sort_unstable_by_key(|&ix| stored.name_rank[ix as usize]);
+        // Each location of any service once, in location order.
+        let mut used = vec![false; units.len()];
+        for &l in stored.locations.items() {
+            used[l as usize] = true;
+        }
+        let nearest = SpatialIndex::of_points(
+            used.iter().enumerate().filter(|(_, u)| **u).map(|(l, _)| (units[l], l as LocationIx)).collect(),
+        );
         SearchIndex {
             directory,
             publication,
+            postcodes,
             text: TextLookup::new(text),
-            spatial,
+            radius,
             location_points,
             service_points,
-            location_services,
-            name_rank,
-            area_by_code,
+            name_rank: stored.name_rank,
             area_sets,
             category_sets,
             national_set,
@@ -332,10 +382,16 @@ impl SearchIndex {
         }
     }
 
-    /// The directory's postcodes, categories and service areas (its services,
-    /// organisations and locations are not kept: results are read as rendered bytes).
+    /// The directory's categories and service areas (its services, organisations and
+    /// locations are not kept: results are read as rendered bytes; its postcodes are
+    /// [`SearchIndex::postcodes`]).
     pub fn directory(&self) -> &Directory {
         &self.directory
+    }
+
+    /// The live postcodes.
+    pub fn postcodes(&self) -> &PostcodeTable {
+        &self.postcodes
     }
 
     /// The publication recorded at build time (base URL, site URL, licence, attribution).
@@ -364,9 +420,10 @@ impl SearchIndex {
         self.text.stored().term_count()
     }
 
-    /// Number of locations in the R-tree (those of services without service areas).
-    pub fn spatial_len(&self) -> usize {
-        self.spatial.len()
+    /// Number of (location, service) pairs a radius can match: those of services without
+    /// service areas.
+    pub fn radius_candidates(&self) -> usize {
+        self.radius.len()
     }
 
     /// The JSON of service `ix` as a search result of `version`, rendered at build time
@@ -469,7 +526,7 @@ mod tests {
         let bytes = index().to_bytes().unwrap();
         assert_eq!(
             (FORMAT_VERSION, crate::write::content_hash(&bytes).as_str()),
-            (2, "b0cee001d7829caec7740bb45919f112"),
+            (3, "97db1979a5cb5c2c59730682c91b4a48"),
             "the index's bytes changed: if the stored shape changed (a field added, removed, \
              retyped or reordered in what `to_bytes` encodes), raise FORMAT_VERSION; then put \
              the new version and hash here",
@@ -505,12 +562,17 @@ mod tests {
         assert!(matches!(err(&bytes[..40]), IndexError::Corrupt { .. }));
         let mut future = bytes.clone();
         future[8] = 9;
-        assert!(matches!(err(&future), IndexError::UnsupportedVersion { found: 9, supported: 2, .. }));
-        // A version-1 file (the postcard-only format) is refused by its version.
-        let mut old = MAGIC.to_vec();
-        old.extend_from_slice(&1u32.to_le_bytes());
-        old.extend_from_slice(&[0; 100]);
-        assert!(matches!(err(&old), IndexError::UnsupportedVersion { found: 1, supported: 2, .. }));
+        assert!(matches!(err(&future), IndexError::UnsupportedVersion { found: 9, supported: 3, .. }));
+        // Files of earlier versions (1: postcard only; 2: a record per service and postcode)
+        // are refused by their version.
+        for version in [1u32, 2] {
+            let mut old = MAGIC.to_vec();
+            old.extend_from_slice(&version.to_le_bytes());
+            old.extend_from_slice(&[0; 100]);
+            assert!(
+                matches!(err(&old), IndexError::UnsupportedVersion { found, supported: 3, .. } if found == version)
+            );
+        }
         for cut in [HEADER_LEN, HEADER_LEN + 1, bytes.len() / 2, bytes.len() - 1] {
             let e = err(&bytes[..cut]);
             assert!(e.to_string().contains("cut short"), "{cut}: {e}");
@@ -545,11 +607,20 @@ mod tests {
         let dir = crate::test_support::directory::tiny();
         let rendered = render_results(&dir, &publication);
         let mut core = core_of(&dir, &publication);
-        core.services[1].locations.push(7);
+        core.services.locations.items[0] = 7;
         let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
-        assert!(err.to_string().contains("service 1 refers to a record that does not exist"), "{err}");
+        assert!(err.to_string().contains("a service refers to a record that does not exist"), "{err}");
         let mut core = core_of(&dir, &publication);
-        core.services[0].name_rank = 1;
+        core.services.locations.start.pop();
+        let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
+        assert!(err.to_string().contains("offsets are out of order"), "{err}");
+        let mut core = core_of(&dir, &publication);
+        let twice = [dir.postcodes.postcodes.clone(), dir.postcodes.postcodes.clone()].concat();
+        core.postcodes = PostcodeTable::of(&crate::model::PostcodeDirectory { postcodes: twice }, &dir.service_areas);
+        let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
+        assert!(err.to_string().contains("postcodes are not in order"), "{err}");
+        let mut core = core_of(&dir, &publication);
+        core.services.name_rank[0] = 1;
         let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
         assert!(err.to_string().contains("name ranks"), "{err}");
         // Offsets out of order in the rendered section.
@@ -578,9 +649,9 @@ mod tests {
     #[test]
     fn derived_structures() {
         let index = index();
-        // Only the area-less service's location is in the R-tree; its services list only it.
-        assert_eq!(index.spatial_len(), 1);
-        assert_eq!(index.location_services.get(0), [0]);
+        // Only the area-less service is a radius candidate, at its one location.
+        assert_eq!(index.radius_candidates(), 1);
+        assert_eq!(index.radius.len(), 1);
         // Every service at the location is in the tree of all locations.
         assert_eq!(index.nearest.len(), 1);
         assert_eq!(index.services_at.get(0), [0, 2]);

@@ -29,14 +29,6 @@ pub fn chord2(a: &UnitVector, b: &UnitVector) -> f64 {
     dx * dx + dy * dy + dz * dz
 }
 
-/// Squared chord of a great-circle distance of `radius_m` metres, widened by a hair so that
-/// rounding never drops a location that [`Point::distance_m`] puts inside the radius.
-pub fn chord2_for_radius(radius_m: f64) -> f64 {
-    let angle = (radius_m / EARTH_RADIUS_M).min(std::f64::consts::PI);
-    let chord = 2.0 * (angle / 2.0).sin();
-    chord * chord * (1.0 + 1e-9) + 1e-12
-}
-
 /// Whether a point whose squared chord to the centre is `chord2` lies within `radius_m`
 /// metres by [`Point::distance_m`]: decided on the chord alone unless it falls within a
 /// hair of the boundary, where the great-circle distance itself decides (behaviour.md,
@@ -56,12 +48,8 @@ pub fn within_radius(chord2: f64, radius_m: f64, exact: impl FnOnce() -> f64) ->
     }
 }
 
-/// The R-tree of the locations that can match by radius.
-///
-/// Only locations of services without service areas are in it: a service with areas matches
-/// the postcode only through one of them (behaviour.md, Search 3: "either no service areas
-/// or one among the postcode's codes", and the latter already matches by area), so its
-/// locations never decide whether it matches, only where it sorts.
+/// An R-tree of locations, walked nearest first to take a page of results in order
+/// (Search 7). Which locations match by radius is [`super::grid::RadiusGrid`]'s.
 #[derive(Debug, Default)]
 pub struct SpatialIndex {
     tree: RTree<GeomWithData<UnitVector, LocationIx>>,
@@ -89,15 +77,6 @@ impl SpatialIndex {
     pub fn nearest(&self, centre: &UnitVector) -> impl Iterator<Item = (LocationIx, f64)> + '_ {
         self.tree.nearest_neighbor_iter_with_distance_2(*centre).map(|(item, d)| (item.data, d))
     }
-
-    /// Locations that may be within `radius_m` of `centre`, with their squared chord to it
-    /// (a superset by a hair; callers decide with [`within_radius`]).
-    pub fn near(&self, centre: Point, radius_m: f64) -> impl Iterator<Item = (LocationIx, f64)> + '_ {
-        let c = unit_vector(centre);
-        self.tree
-            .locate_within_distance(c, chord2_for_radius(radius_m))
-            .map(move |item| (item.data, chord2(&c, item.geom())))
-    }
 }
 
 #[cfg(test)]
@@ -120,19 +99,6 @@ mod tests {
         let mut by_distance = places.to_vec();
         by_distance.sort_by(|a, b| glasgow.distance_m(*a).total_cmp(&glasgow.distance_m(*b)));
         assert_eq!(by_chord, by_distance);
-    }
-
-    #[test]
-    fn radius_chord_covers_the_radius() {
-        let centre = Point { lat: 56.0, lon: -4.0 };
-        for metres in [1.0, 500.0, 5000.0, 100_000.0] {
-            // A point due north at exactly `metres`.
-            let north = Point { lat: 56.0 + (metres / EARTH_RADIUS_M).to_degrees(), lon: -4.0 };
-            let d = centre.distance_m(north);
-            assert!((d - metres).abs() < 1e-6 * metres.max(1.0), "{d} {metres}");
-            assert!(chord2(&unit_vector(centre), &unit_vector(north)) <= chord2_for_radius(d));
-        }
-        assert!(chord2_for_radius(1e12) >= 4.0);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use crate::index::SearchIndex;
 use crate::index::sets::{ServiceSet, ones_within};
-use crate::index::spatial::{UnitVector, chord2, unit_vector, within_radius};
+use crate::index::spatial::{UnitVector, chord2, unit_vector};
 use crate::index::text::field_weight_halves;
 use crate::model::ServiceIx;
 use crate::search::params::{LocationType, SearchParams};
@@ -40,22 +40,12 @@ impl Matches {
         // directory was built) as service areas; then the area-less services with a location
         // within the radius.
         let mut set = ServiceSet::empty(services);
-        for code in &params.postcode.areas {
-            if let Some(&area) = index.area_by_code.get(code)
-                && let Some(members) = index.area_sets.get(area as usize)
-            {
+        for &area in params.postcode.areas {
+            if let Some(members) = index.area_sets.get(area as usize) {
                 set.union_with(members.words());
             }
         }
-        for (loc, chord2) in index.spatial.near(point, radius) {
-            ticker.tick()?;
-            if within_radius(chord2, radius, || index.location_points[loc as usize].distance_m(point)) {
-                // Only area-less services are listed per location.
-                for &ix in index.location_services.get(loc as usize) {
-                    set.insert(ix);
-                }
-            }
-        }
+        index.radius.within(&index.location_points, point, radius, || ticker.tick(), |ix| set.insert(ix))?;
 
         // Search 5: a category matches itself and everything below it.
         if !params.categories.is_empty() {
@@ -79,8 +69,10 @@ impl Matches {
         let text = if params.words.is_empty() {
             None
         } else {
-            let text = text_matches(index, &params.words, deadline)?;
-            set.intersect_with(ServiceSet::of(services, text.iter().map(|&(ix, _)| ix)).words());
+            // Only the services that match so far are looked up: the text matches are then
+            // a subset of the set, and replace it.
+            let text = text_matches(index, &params.words, &set, deadline)?;
+            set = ServiceSet::of(services, text.iter().map(|&(ix, _)| ix));
             Some(text)
         };
         Ok(Matches { set, text, centre })
@@ -233,17 +225,19 @@ impl Matches {
     }
 }
 
-/// Services in which every word matches, ascending, with their relevance in half points.
+/// Services of `among` in which every word matches, ascending, with their relevance in
+/// half points.
 pub(super) fn text_matches(
     index: &SearchIndex,
     words: &[String],
+    among: &ServiceSet,
     deadline: Deadline,
 ) -> Result<Vec<(ServiceIx, u32)>, TimedOut> {
     let mut acc: Vec<(ServiceIx, u32)> = Vec::new();
     for (n, word) in words.iter().enumerate() {
         // A word's lookup scans the vocabulary near its length: checked once per word.
         deadline.check()?;
-        let found = index.text.lookup(word);
+        let found = index.text.lookup_among(word, |ix| among.contains(ix));
         if n == 0 {
             acc = found.into_iter().map(|(ix, fields)| (ix, field_weight_halves(fields))).collect();
         } else {

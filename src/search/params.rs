@@ -13,9 +13,10 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::index::text;
+use crate::index::postcodes::PostcodeRef;
+use crate::index::{SearchIndex, text};
+use crate::model::CategoryIx;
 use crate::model::geo::normalise_postcode;
-use crate::model::{CategoryIx, Directory, Postcode};
 
 /// Default `radius`, metres (api-spec.md, Limits).
 pub const DEFAULT_RADIUS_M: u64 = 5000;
@@ -132,7 +133,7 @@ impl PageNumber {
 #[derive(Debug, Clone)]
 pub struct SearchParams<'d> {
     /// The live postcode searched around.
-    pub postcode: &'d Postcode,
+    pub postcode: PostcodeRef<'d>,
     /// Distinct words of `q` (see [`crate::index::text`]); empty when no `q`.
     pub words: Vec<String>,
     /// Categories given in `category`; a service matches when tagged with any of them or
@@ -188,8 +189,14 @@ impl Serialize for ParamErrors {
     }
 }
 
-/// Checks every parameter of a search request against the directory.
-pub fn parse<'d>(query: &RawQuery, dir: &'d Directory, version: ApiVersion) -> Result<SearchParams<'d>, ParamErrors> {
+/// Checks every parameter of a search request against the index's postcodes and
+/// categories.
+pub fn parse<'d>(
+    query: &RawQuery,
+    index: &'d SearchIndex,
+    version: ApiVersion,
+) -> Result<SearchParams<'d>, ParamErrors> {
+    let dir = index.directory();
     let mut errors = ParamErrors::default();
     let non_empty = |name: &str| query.last(name).filter(|v| !v.trim().is_empty());
 
@@ -199,7 +206,7 @@ pub fn parse<'d>(query: &RawQuery, dir: &'d Directory, version: ApiVersion) -> R
             None
         }
         Some(raw) => {
-            let found = dir.postcodes.find(raw);
+            let found = index.postcodes().find(raw);
             if found.is_none() {
                 // Name the postcode as the directory would store it when it has the form of
                 // one, else as given.
@@ -309,14 +316,16 @@ fn parse_integer(text: &str) -> Option<Integer> {
 mod tests {
     use super::*;
     use crate::model::category::CategoryInput;
-    use crate::model::{CategoryTree, Point, PostcodeDirectory};
+    use crate::model::{CategoryTree, Directory, Point, Postcode, PostcodeDirectory};
+    use crate::views::Publication;
     use proptest::prelude::*;
 
-    fn dir() -> Directory {
+    /// The index of a directory with two top-level categories and one postcode.
+    fn dir() -> SearchIndex {
         let leaf = |slug: &str| CategoryInput { id: None, name: slug.into(), slug: slug.into(), children: vec![] };
         let mut food = leaf("food-nutrition");
         food.children.push(leaf("foodbank"));
-        Directory {
+        let directory = Directory {
             organisations: vec![],
             services: vec![],
             locations: vec![],
@@ -329,7 +338,8 @@ mod tests {
                     areas: vec!["S12000046".into()],
                 }],
             },
-        }
+        };
+        SearchIndex::build(&directory, &Publication::with_defaults("http://a.test".into(), "http://a.test".into()))
     }
 
     fn errors(query: &str) -> Vec<(&'static str, Vec<String>)> {

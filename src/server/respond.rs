@@ -105,8 +105,7 @@ fn search_response(
         ApiVersion::V3 => ("Search (v3)", V3_PATH),
     };
     let mut target = Target { uri, query: &query, title, size_hint: 256 };
-    let dir = state.index().directory();
-    let page = search::params::parse(&query, dir, version)
+    let page = search::params::parse(&query, state.index(), version)
         .map_err(ApiError::BadRequest)
         .and_then(|params| search::run::run(state.index(), &params, deadline).map_err(ApiError::from));
     let page = match page {

@@ -41,6 +41,7 @@ pub use words::{
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Strings {
     bytes: String,
+    #[serde(with = "crate::index::packed")]
     ends: Vec<u32>,
 }
 
@@ -104,14 +105,18 @@ pub struct TextIndex {
     /// Distinct words, sorted.
     terms: Strings,
     /// For each word, the number of its stem in `stems`.
+    #[serde(with = "crate::index::packed")]
     term_stem: Vec<u32>,
     /// Distinct stems, sorted.
     stems: Strings,
     /// Posting list of word `t`: `post_service[post_start[t]..post_start[t + 1]]`.
+    #[serde(with = "crate::index::packed")]
     post_start: Vec<u32>,
     /// Services, ascending within each list.
+    #[serde(with = "crate::index::packed")]
     post_service: Vec<ServiceIx>,
     /// Field bits ([`FIELD_NAME`], ...) of the word in that service.
+    #[serde(with = "crate::index::packed")]
     post_fields: Vec<u8>,
 }
 
@@ -335,6 +340,13 @@ impl TextLookup {
 
     /// Services where `word` matches, ascending, each with the fields it matches in.
     pub fn lookup(&self, word: &str) -> Vec<(ServiceIx, u8)> {
+        self.lookup_among(word, |_| true)
+    }
+
+    /// [`TextLookup::lookup`] of only the services `keep` says yes to: filtered before the
+    /// posting lists of the word's terms are merged, so that a common word (whose terms
+    /// list much of the directory) costs what the services in question cost.
+    pub fn lookup_among(&self, word: &str, keep: impl Fn(ServiceIx) -> bool) -> Vec<(ServiceIx, u8)> {
         let terms = self.matching_terms(word);
         let mut out: Vec<(ServiceIx, u8)> = Vec::new();
         for &t in &terms {
@@ -343,7 +355,8 @@ impl TextLookup {
                 self.stored.post_service[range.clone()]
                     .iter()
                     .copied()
-                    .zip(self.stored.post_fields[range].iter().copied()),
+                    .zip(self.stored.post_fields[range].iter().copied())
+                    .filter(|&(service, _)| keep(service)),
             );
         }
         if terms.len() > 1 {
