@@ -17,9 +17,14 @@ build:
 test:
 	$(CARGO) test --all-targets
 
-## lint: formatting, clippy and docs, warnings as errors
+## lint: formatting, clippy and docs, warnings as errors; no import cycles between the folders or files of src/
 lint:
 	$(CARGO) fmt --all -- --check
+	@if [ -f ../shared/tools/module-cycles.py ]; then \
+		python3 ../shared/tools/module-cycles.py | tail -1 | grep -q '^0 cycle' && \
+		python3 ../shared/tools/module-cycles.py --depth 2 | tail -1 | grep -q '^0 cycle' || \
+		{ python3 ../shared/tools/module-cycles.py; python3 ../shared/tools/module-cycles.py --depth 2; exit 1; }; \
+	else echo "module-cycles: ../shared/tools/module-cycles.py absent, skipped"; fi
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps
 

@@ -10,7 +10,8 @@ use rayon::prelude::*;
 
 use crate::config::BuildConfig;
 use crate::input::DataErrors;
-use crate::render::{RenderContext, RenderError};
+use crate::jobs::{JobError, Jobs};
+use crate::render::RenderContext;
 use crate::write::{Counts, PublishSummary, Publisher, WriteError};
 
 /// What a build reports as it goes.
@@ -54,7 +55,7 @@ pub enum BuildError {
     Data(#[from] DataErrors),
     /// A response could not be rendered.
     #[error(transparent)]
-    Render(#[from] RenderError),
+    Render(#[from] JobError),
     /// The output could not be written.
     #[error(transparent)]
     Write(#[from] WriteError),
@@ -132,15 +133,15 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
 
     progress(Progress::Stage("rendering"));
     let oruk = crate::openreferral::Index::new(&dir);
-    let ctx =
-        RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size, oruk: &oruk };
+    let ctx = RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size };
+    let all = Jobs { ctx, oruk: &oruk };
     publisher.prepare()?;
-    let jobs = ctx.jobs();
+    let jobs = all.all();
     progress(Progress::Jobs(jobs.len()));
     let files: usize = jobs
         .par_iter()
         .map(|&job| -> Result<usize, BuildError> {
-            let count = put_files(cfg, &publisher, &ctx.render(job)?)?;
+            let count = put_files(cfg, &publisher, &all.render(job)?)?;
             progress(Progress::JobDone);
             Ok(count)
         })
@@ -150,8 +151,12 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     // build's, so it comes after every other file.
     let state = crate::changes::state(&dir, |rel| publisher.hash_of(rel));
     let (builds, state) = crate::changes::next_record(&dir, previous, state);
-    let files =
-        files + put_files(cfg, &publisher, &crate::changes::files(&builds, &state, &cfg.publication.base_url)?)?;
+    let files = files
+        + put_files(
+            cfg,
+            &publisher,
+            &crate::changes::files(&builds, &state, &cfg.publication.base_url).map_err(JobError::from)?,
+        )?;
 
     progress(Progress::Stage("indexing"));
     crate::index::SearchIndex::write_directory(&dir, &cfg.publication, &cfg.index)?;

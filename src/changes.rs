@@ -18,9 +18,9 @@ use uuid::Uuid;
 use crate::model::{Directory, Timestamp};
 
 /// The record's folder (`/changes/`, pages `?page=N`).
-pub const FOLDER: &str = "changes";
+pub const FOLDER: &str = crate::urls::CHANGES;
 /// What the last build held: id → content hash, for the next build to compare with.
-pub const STATE: &str = "changes/state.json";
+pub const STATE: &str = crate::urls::CHANGES_STATE;
 /// Entries per page, newest first.
 pub const PER_PAGE: usize = 100;
 
@@ -289,7 +289,7 @@ pub fn files(
 ) -> Result<Vec<crate::render::OutputFile>, crate::render::RenderError> {
     let mut files = Vec::new();
     let pages = pages(builds, base_url);
-    let last = crate::search::PageNumber::LAST;
+    let last = crate::api::query::PageNumber::LAST;
     for (i, page) in pages.iter().enumerate() {
         let n = i + 1;
         let title = format!("Change record, page {n}");

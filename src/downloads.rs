@@ -13,15 +13,7 @@ use crate::openreferral::{Index, tables};
 use crate::views::Publication;
 use crate::views::v4::{ServiceContext, ServiceView};
 
-/// The folder of the downloads.
-pub const FOLDER: &str = "downloads";
-/// Every published service, one v4 single-service object a line.
-pub const SERVICES_NDJSON_GZ: &str = "downloads/services.ndjson.gz";
-/// The Open Referral UK tabular data package.
-pub const OPENREFERRAL_ZIP: &str = "downloads/openreferral-uk.zip";
-
-/// Every download and its content type (served as they are: never gzip-encoded again).
-pub const FILES: [(&str, &str); 2] = [(SERVICES_NDJSON_GZ, "application/gzip"), (OPENREFERRAL_ZIP, "application/zip")];
+pub use crate::urls::{OPENREFERRAL_ZIP, SERVICES_NDJSON_GZ};
 
 /// Why a download could not be made.
 #[derive(Debug, thiserror::Error)]

@@ -114,7 +114,7 @@ impl WorkerConfig {
             aliases => lit(json!(routes::aliases())),
             paged_folders => lit(json!(routes::paged_folders())),
             exact_files => lit(json!(routes::exact_files())),
-            last_page => lit(json!(crate::search::PageNumber::LAST)),
+            last_page => lit(json!(crate::api::query::PageNumber::LAST)),
             cors => lit(json!({
                 "methods": headers::CORS_ALLOW_METHODS,
                 "default_headers": headers::CORS_DEFAULT_ALLOW_HEADERS,

@@ -14,6 +14,7 @@ pub mod downloads;
 pub mod edge;
 pub mod index;
 pub mod input;
+pub mod jobs;
 pub mod model;
 pub mod nginx;
 pub mod openapi;
@@ -29,6 +30,7 @@ pub mod search;
 pub mod server;
 #[doc(hidden)]
 pub mod test_support;
+pub mod urls;
 pub mod validate;
 pub mod views;
 pub mod write;

@@ -21,9 +21,9 @@ use minijinja::{AutoEscape, Environment, context};
 use crate::api::Format;
 use crate::api::bodies::{self, METHOD_PLACEHOLDER};
 use crate::api::headers;
+use crate::api::query::PageNumber;
 use crate::api::routing::{self, V3_PATH, V4_PATH};
-use crate::render::paths;
-use crate::search::PageNumber;
+use crate::urls as paths;
 
 /// Why no configuration could be made.
 #[derive(Debug, thiserror::Error)]
@@ -136,7 +136,7 @@ impl NginxConfig {
                 .iter()
                 .map(|&(path, content_type, gzip)| context! { path => path, content_type => content_type, gzip => gzip })
                 .collect::<Vec<_>>(),
-            changes_folder => crate::changes::FOLDER,
+            changes_folder => crate::urls::CHANGES,
             oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
             last_page => PageNumber::LAST,
             errors_folder => paths::ERRORS,

@@ -36,8 +36,8 @@ use crate::api::headers::{HTML, JSON, Origin, cache_control};
 use crate::api::routing::{self, Answer, Missing, Route};
 use crate::api::{ApiError, Format};
 use crate::index::IndexError;
-use crate::render::paths;
 use crate::server::{self, AppState, LiveState};
+use crate::urls as paths;
 
 /// Why the preview cannot start.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@ use axum::http::Method;
 
 use super::error::ApiError;
 use super::negotiate::Format;
-use crate::render::html::{HtmlView, render_html};
+use crate::api::html::{HtmlView, render_html};
 
 /// Placeholder for the method in the 405 bodies rendered ahead of time: the preview puts
 /// the request's method there, nginx the method of the request line.
@@ -45,7 +45,7 @@ pub fn method_not_allowed_for(template: &[u8], format: Format, method: &Method) 
 pub enum ViewError {
     /// The HTML view failed.
     #[error(transparent)]
-    Html(#[from] crate::render::html::HtmlError),
+    Html(#[from] crate::api::html::HtmlError),
     /// The method placeholder is not a valid method (a bug).
     #[error("the method placeholder is not a valid HTTP method")]
     Placeholder,

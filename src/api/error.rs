@@ -8,7 +8,7 @@
 use axum::http::{Method, StatusCode};
 use serde_json::json;
 
-use crate::search::{ParamErrors, SearchError};
+use crate::api::query::ParamErrors;
 
 /// A failed request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -75,15 +75,6 @@ impl ApiError {
         match self {
             ApiError::BadRequest(errors) => serde_json::to_value(errors).unwrap_or_else(|_| json!({})),
             other => json!({ "detail": other.to_string() }),
-        }
-    }
-}
-
-impl From<SearchError> for ApiError {
-    fn from(error: SearchError) -> ApiError {
-        match error {
-            SearchError::InvalidPage(_) => ApiError::InvalidPage,
-            SearchError::TimedOut(_) => ApiError::TimedOut,
         }
     }
 }

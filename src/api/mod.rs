@@ -12,9 +12,11 @@
 pub mod bodies;
 pub mod error;
 pub mod headers;
+pub mod html;
 pub mod negotiate;
 pub mod objects;
 pub mod path;
+pub mod query;
 pub mod routes;
 pub mod routing;
 

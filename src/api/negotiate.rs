@@ -7,7 +7,7 @@
 use axum::http::{HeaderMap, header};
 
 use super::error::ApiError;
-use crate::search::RawQuery;
+use crate::api::query::RawQuery;
 
 /// The form of a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 
 use super::headers::{CACHE_ERROR, CACHE_NONE, CACHE_STATIC};
 use super::{content_type, routes};
-use crate::render::paths;
+use crate::urls as paths;
 use crate::write::MANIFEST;
 
 /// The headers stored with one object.
@@ -57,7 +57,7 @@ pub fn upload_stage(path: &str) -> (u8, std::cmp::Reverse<u64>) {
     for list in &paged {
         let page = folder.strip_prefix(list.as_str()).and_then(|rest| rest.strip_prefix("/page/"));
         match page {
-            Some(crate::search::PageNumber::LAST) => return (1, std::cmp::Reverse(u64::MAX)),
+            Some(crate::api::query::PageNumber::LAST) => return (1, std::cmp::Reverse(u64::MAX)),
             Some(n) => {
                 if let Ok(n) = n.parse::<u64>() {
                     return (1, std::cmp::Reverse(n));

@@ -4,7 +4,7 @@
 //! are, and the methods. Every table is made from the constants `route` itself reads; the
 //! tests below check that `route` answers each entry as the table says.
 
-use crate::render::paths;
+use crate::urls as paths;
 
 /// The two search paths, without their trailing slash.
 pub const SEARCH_PATHS: [&str; 2] = super::routing::SEARCH_PATHS;
@@ -24,15 +24,15 @@ pub const GZIP_MIN_LENGTH: u64 = 256;
 /// Lists paged with `?page=N` / `?page=last` (path without the leading slash): page 1 in the
 /// folder, the others in `<folder>/page/<N or last>`.
 pub fn paged_folders() -> Vec<String> {
-    use crate::openreferral::{List, paths as oruk};
-    let mut folders = vec![paths::IMPORT.to_owned(), crate::changes::FOLDER.to_owned()];
+    use crate::urls::openreferral::{self as oruk, List};
+    let mut folders = vec![paths::IMPORT.to_owned(), crate::urls::CHANGES.to_owned()];
     folders.extend(List::ALL.into_iter().map(oruk::list));
     folders
 }
 
 /// The endpoints that are one folder each (path without the leading slash).
 pub fn resource_folders() -> Vec<&'static str> {
-    use crate::openreferral::paths as oruk;
+    use crate::urls::openreferral as oruk;
     vec![
         paths::CATEGORIES_V4,
         paths::SERVICE_AREAS_V4,
@@ -46,7 +46,7 @@ pub fn resource_folders() -> Vec<&'static str> {
 
 /// Folders whose sub-folders, named by a key (an id or a slug), are endpoints.
 pub fn keyed_prefixes() -> Vec<String> {
-    use crate::openreferral::{List, paths as oruk};
+    use crate::urls::openreferral::{self as oruk, List};
     let mut prefixes = vec![paths::service(""), paths::organisation("")];
     prefixes.extend(List::ALL.into_iter().map(|list| format!("{}/", oruk::list(list))));
     prefixes
@@ -55,7 +55,7 @@ pub fn keyed_prefixes() -> Vec<String> {
 /// Paths (exactly as written, leading slash) answered as another endpoint's folder: the
 /// OpenAPI documents' well-known names.
 pub fn aliases() -> std::collections::BTreeMap<String, &'static str> {
-    use crate::openreferral::paths as oruk;
+    use crate::urls::openreferral as oruk;
     [(format!("/{}", paths::OPENAPI_FILE), paths::OPENAPI), (format!("/{}", oruk::OPENAPI_FILE), oruk::OPENAPI)]
         .into_iter()
         .collect()

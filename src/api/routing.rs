@@ -15,8 +15,8 @@ use axum::http::{HeaderMap, Method, StatusCode};
 
 use super::negotiate::{Format, negotiate};
 use super::path::normalise_path;
-use crate::render::paths;
-use crate::search::{PageNumber, RawQuery};
+use crate::api::query::{PageNumber, RawQuery};
+use crate::urls as paths;
 
 /// Canonical path of the v4 search, used in its `next`/`previous` links.
 pub const V4_PATH: &str = "/api/v4/services/";
@@ -218,21 +218,21 @@ fn endpoint(path: &str) -> Endpoint {
 /// 17): path under `public/`, content type, and whether gzip applies (not to the downloads,
 /// which are compressed already and are no precompressed variant of anything).
 pub const EXACT_FILES: [(&str, &str, bool); 3] = [
-    (crate::downloads::SERVICES_NDJSON_GZ, "application/gzip", false),
-    (crate::downloads::OPENREFERRAL_ZIP, "application/zip", false),
-    (crate::changes::STATE, "application/json", true),
+    (crate::urls::SERVICES_NDJSON_GZ, "application/gzip", false),
+    (crate::urls::OPENREFERRAL_ZIP, "application/zip", false),
+    (crate::urls::CHANGES_STATE, "application/json", true),
 ];
 
 /// The open-data paths (issue 17): the Open Referral UK API under `/openreferral/`, and the
 /// change record (`/changes/`, paged), and the exact files of [`EXACT_FILES`].
 fn open_data_endpoint(path: &str, rel: &str) -> Option<Endpoint> {
-    use crate::openreferral::{List, paths as oruk};
+    use crate::urls::openreferral::{self as oruk, List};
     for (file, content_type, _) in EXACT_FILES {
         if path == format!("/{file}") {
             return Some(Endpoint::Download(file.to_owned(), content_type));
         }
     }
-    if rel == crate::changes::FOLDER {
+    if rel == crate::urls::CHANGES {
         return Some(Endpoint::Paged(rel.to_owned()));
     }
     if rel == oruk::ROOT || rel == oruk::OPENAPI {

@@ -37,8 +37,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::api::query::ApiVersion;
 use crate::model::{Directory, LocationIx, Point, ServiceIx};
-use crate::search::ApiVersion;
 use crate::views::Publication;
 use file::{Backing, Core, Sums, check_core, check_header, check_rendered, encode, write_file};
 use grid::RadiusGrid;

@@ -18,9 +18,9 @@ pub use schemas::schemas;
 use schemas::{r, string};
 
 /// Folder of the document's endpoint (`/api/openapi/`, JSON or HTML like every endpoint).
-pub const FOLDER: &str = "api/openapi";
+pub const FOLDER: &str = crate::urls::OPENAPI;
 /// The document's well-known file (`/api/openapi.json`).
-pub const FILE: &str = "api/openapi.json";
+pub const FILE: &str = crate::urls::OPENAPI_FILE;
 
 /// `components.headers`: what every response carries (behaviour.md, Routing).
 fn headers() -> Value {

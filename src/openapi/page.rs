@@ -53,7 +53,7 @@ pub struct PageError(#[from] minijinja::Error);
 /// The HTML reference page of a document, from `templates/openapi.html`.
 pub fn render_page(doc: &Value) -> Result<String, PageError> {
     let mut env = minijinja::Environment::new();
-    env.add_template(crate::render::html::BASE, crate::render::html::BASE_SOURCE)?;
+    env.add_template(crate::api::html::BASE, crate::api::html::BASE_SOURCE)?;
     env.add_template("openapi.html", include_str!("../../templates/openapi.html"))?;
     let schemas: Vec<Value> = doc["components"]["schemas"]
         .as_object()

@@ -4,8 +4,8 @@
 //!
 //! This module owns the mapping from the model to the profile's objects (`views`), the
 //! deterministic ids of objects the directory has no id for (`ids`), the order of every list
-//! ([`Index`]), and the files of each piece of work ([`Job`]); `crate::render` runs the jobs
-//! beside its own. README, "Open Referral UK", lists what maps where and what has no home.
+//! ([`Index`]), and the files of each piece of work ([`Job`]); `crate::jobs` runs the jobs
+//! beside the other families'. README, "Open Referral UK", lists what maps where and what has no home.
 
 pub mod openapi;
 pub mod tables;
@@ -19,8 +19,7 @@ use views::{
     OrganizationView, Page, Root, ServiceAtLocationView, ServiceDepth, ServiceView, TaxonomyTermView, TaxonomyView,
 };
 
-/// The folder of the ORUK API under the output directory, and its URL prefix.
-pub const FOLDER: &str = "openreferral";
+pub use crate::urls::openreferral::FOLDER;
 /// The HSDS version the profile is a profile of.
 pub const HSDS_VERSION: &str = "3.0";
 /// The profile's home.
@@ -61,69 +60,7 @@ pub mod ids {
     }
 }
 
-/// The lists of the API, each paged like the import.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum List {
-    /// `/services`.
-    Services,
-    /// `/service_at_locations`.
-    ServiceAtLocations,
-    /// `/organizations`.
-    Organizations,
-    /// `/taxonomies`.
-    Taxonomies,
-    /// `/taxonomy_terms`.
-    TaxonomyTerms,
-}
-
-impl List {
-    /// Every list.
-    pub const ALL: [List; 5] =
-        [List::Services, List::ServiceAtLocations, List::Organizations, List::Taxonomies, List::TaxonomyTerms];
-
-    /// The path segment after `/openreferral/`.
-    pub fn name(self) -> &'static str {
-        match self {
-            List::Services => "services",
-            List::ServiceAtLocations => "service_at_locations",
-            List::Organizations => "organizations",
-            List::Taxonomies => "taxonomies",
-            List::TaxonomyTerms => "taxonomy_terms",
-        }
-    }
-}
-
-/// Where the files live under the output directory.
-pub mod paths {
-    use super::{FOLDER, List};
-
-    /// The root document's folder.
-    pub const ROOT: &str = FOLDER;
-    /// The profile's OpenAPI document, also at `/openreferral/openapi.json`.
-    pub const OPENAPI: &str = "openreferral/openapi";
-    /// The OpenAPI document under its well-known name.
-    pub const OPENAPI_FILE: &str = "openreferral/openapi.json";
-
-    /// Folder of a list's page 1 (also its `?page=1`).
-    pub fn list(list: List) -> String {
-        format!("{FOLDER}/{}", list.name())
-    }
-
-    /// Folder of page `n` of a list.
-    pub fn list_page(list: List, n: usize) -> String {
-        format!("{FOLDER}/{}/page/{n}", list.name())
-    }
-
-    /// Folder of a named page of a list (`last`).
-    pub fn list_page_named(list: List, name: &str) -> String {
-        format!("{FOLDER}/{}/page/{name}", list.name())
-    }
-
-    /// Folder of one object of a list's kind, by id.
-    pub fn object(list: List, id: &str) -> String {
-        format!("{FOLDER}/{}/{id}", list.name())
-    }
-}
+pub use crate::urls::openreferral::{self as paths, List};
 
 /// The order of every list: by id, as the profile's ids are compared.
 #[derive(Debug, Clone, Default)]
@@ -194,22 +131,22 @@ pub fn pages(len: usize, size: usize) -> usize {
 }
 
 /// Every job, in a fixed order.
-pub fn jobs(ctx: &RenderContext<'_>) -> Vec<Job> {
+pub fn jobs(ctx: &RenderContext<'_>, oruk: &Index) -> Vec<Job> {
     let dir = ctx.dir;
     let mut jobs = vec![Job::Root, Job::Taxonomy];
     for list in List::ALL {
-        let n = pages(ctx.oruk.len(dir, list), ctx.import_page_size);
+        let n = pages(oruk.len(dir, list), ctx.import_page_size);
         jobs.extend((1..=n).map(|page| Job::Page(list, page)));
     }
     jobs.extend((0..dir.services.len() as ServiceIx).map(Job::Service));
     jobs.extend((0..dir.organisations.len() as u32).map(Job::Organization));
-    jobs.extend((0..ctx.oruk.service_at_locations.len()).map(Job::ServiceAtLocation));
-    jobs.extend((0..ctx.oruk.terms.len()).map(Job::TaxonomyTerm));
+    jobs.extend((0..oruk.service_at_locations.len()).map(Job::ServiceAtLocation));
+    jobs.extend((0..oruk.terms.len()).map(Job::TaxonomyTerm));
     jobs
 }
 
 /// The files of one job.
-pub fn render(ctx: &RenderContext<'_>, job: Job) -> Result<Vec<OutputFile>, RenderError> {
+pub fn render(ctx: &RenderContext<'_>, oruk: &Index, job: Job) -> Result<Vec<OutputFile>, RenderError> {
     let dir = ctx.dir;
     let publication = ctx.publication;
     let object = |list: List, id: Uuid, title: &str, body: &dyn erased::Body| {
@@ -242,29 +179,29 @@ pub fn render(ctx: &RenderContext<'_>, job: Job) -> Result<Vec<OutputFile>, Rend
             object(List::Organizations, org.id, &org.name, &OrganizationView::full(dir, publication, org))
         }
         Job::ServiceAtLocation(pos) => {
-            let (id, s, l) = ctx.oruk.service_at_locations[pos];
+            let (id, s, l) = oruk.service_at_locations[pos];
             let service = &dir.services[s as usize];
             let view = ServiceAtLocationView::new(dir, publication, service, &dir.locations[l as usize], true);
             object(List::ServiceAtLocations, id, &service.name, &view)
         }
         Job::Taxonomy => {
-            let view = TaxonomyView::new(dir, publication, Some(&ctx.oruk.terms));
+            let view = TaxonomyView::new(dir, publication, Some(&oruk.terms));
             object(List::Taxonomies, view.id, views::TAXONOMY_NAME, &view)
         }
         Job::TaxonomyTerm(pos) => {
-            let (id, ix) = ctx.oruk.terms[pos];
+            let (id, ix) = oruk.terms[pos];
             let view = TaxonomyTermView::new(dir, publication, ix);
             object(List::TaxonomyTerms, id, &dir.categories.nodes[ix as usize].name, &view)
         }
-        Job::Page(list, n) => render_page(ctx, list, n),
+        Job::Page(list, n) => render_page(ctx, oruk, list, n),
     }
 }
 
-fn render_page(ctx: &RenderContext<'_>, list: List, n: usize) -> Result<Vec<OutputFile>, RenderError> {
+fn render_page(ctx: &RenderContext<'_>, oruk: &Index, list: List, n: usize) -> Result<Vec<OutputFile>, RenderError> {
     let dir = ctx.dir;
     let publication = ctx.publication;
     let size = ctx.import_page_size;
-    let len = ctx.oruk.len(dir, list);
+    let len = oruk.len(dir, list);
     let range = ((n - 1) * size).min(len)..(n * size).min(len);
     let page = |contents: Vec<serde_json::Value>| Page {
         total_items: len,
@@ -283,7 +220,7 @@ fn render_page(ctx: &RenderContext<'_>, list: List, n: usize) -> Result<Vec<Outp
             .iter()
             .map(|s| value(&ServiceView::new(dir, publication, s, ServiceDepth::List)))
             .collect::<Result<_, _>>()?,
-        List::ServiceAtLocations => ctx.oruk.service_at_locations[range]
+        List::ServiceAtLocations => oruk.service_at_locations[range]
             .iter()
             .map(|&(_, s, l)| {
                 let service = &dir.services[s as usize];
@@ -297,7 +234,7 @@ fn render_page(ctx: &RenderContext<'_>, list: List, n: usize) -> Result<Vec<Outp
         List::Taxonomies => {
             range.map(|_| value(&TaxonomyView::new(dir, publication, None))).collect::<Result<_, _>>()?
         }
-        List::TaxonomyTerms => ctx.oruk.terms[range]
+        List::TaxonomyTerms => oruk.terms[range]
             .iter()
             .map(|&(_, ix)| value(&TaxonomyTermView::new(dir, publication, ix)))
             .collect::<Result<_, _>>()?,
@@ -311,7 +248,7 @@ fn render_page(ctx: &RenderContext<'_>, list: List, n: usize) -> Result<Vec<Outp
     }
     // `?page=last`, as for the import.
     if n == pages(len, size) {
-        let last = crate::search::PageNumber::LAST;
+        let last = crate::api::query::PageNumber::LAST;
         files.extend(crate::render::endpoint(
             &paths::list_page_named(list, last),
             &format!("{base}?page={last}"),

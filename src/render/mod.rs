@@ -1,16 +1,19 @@
-//! Rendering: the model → every static response, as (path, bytes) files.
+//! Rendering: the model → the v4 and v3 static responses, as (path, bytes) files, and the
+//! pieces every output family renders with ([`OutputFile`], `endpoint`, [`RenderError`]).
 //!
 //! The work is cut into [`Job`]s (one resource each: a service under its id and slug, an
 //! organisation, an import page, a list); each job renders its JSON once and its HTML view,
 //! and gives the files it owns. Jobs are independent, so `build` runs them in parallel with
-//! rayon; every byte depends on the model and configuration only, never on timing.
+//! rayon; every byte depends on the model and configuration only, never on timing. The list
+//! of every output family (this one, Open Referral UK, OpenAPI, the downloads) is
+//! `crate::jobs`'s.
 
-pub mod html;
+pub use crate::api::html;
 
 use serde::Serialize;
 
+use crate::api::query::PageNumber;
 use crate::model::{Directory, OrgIx, ServiceIx};
-use crate::search::PageNumber;
 use crate::views::v4::{self, Envelope, OrganisationView, PagedEnvelope, ServiceContext, ServiceView};
 use crate::views::{Publication, v3};
 use html::{HtmlError, HtmlView, render_html};
@@ -34,12 +37,6 @@ pub enum RenderError {
         /// The cause.
         source: HtmlError,
     },
-    /// The OpenAPI reference page failed.
-    #[error(transparent)]
-    OpenApiPage(#[from] crate::openapi::PageError),
-    /// A bulk download failed.
-    #[error(transparent)]
-    Download(#[from] crate::downloads::DownloadError),
 }
 
 /// One file of the output: a path relative to the output directory, and its bytes.
@@ -70,47 +67,10 @@ pub enum Job {
     ServiceAreasV3,
     /// The 404 body, for the web server to send for any unknown path.
     NotFound,
-    /// The OpenAPI document (`/api/openapi.json`, `/api/openapi/`) and its reference page.
-    OpenApi,
-    /// A file set of the Open Referral UK API (`crate::openreferral`).
-    OpenReferral(crate::openreferral::Job),
-    /// The bulk downloads (`crate::downloads`).
-    Downloads,
 }
 
-/// Where the static files live under the output directory. Each endpoint is a folder
-/// with `index.json` and `index.html`, so a static server maps `/x/` and `/x` alike.
-pub mod paths {
-    /// Endpoint folder of a service, by id or slug.
-    pub fn service(key: &str) -> String {
-        format!("api/v4/services/{key}")
-    }
-    /// Endpoint folder of an organisation, by id or slug.
-    pub fn organisation(key: &str) -> String {
-        format!("api/v4/organisations/{key}")
-    }
-    /// Endpoint folder of import page `n` (a number, or `last`); page 1 is also
-    /// `api/v4/import`.
-    pub fn import_page(n: &str) -> String {
-        format!("api/v4/import/page/{n}")
-    }
-    /// The import's first page, as `/api/v4/import/` without query.
-    pub const IMPORT: &str = "api/v4/import";
-    /// v4 categories.
-    pub const CATEGORIES_V4: &str = "api/v4/categories";
-    /// v4 service areas.
-    pub const SERVICE_AREAS_V4: &str = "api/v4/service-areas";
-    /// v3 categories.
-    pub const CATEGORIES_V3: &str = "api/v3/categories";
-    /// v3 service areas.
-    pub const SERVICE_AREAS_V3: &str = "api/v3/service-areas";
-    /// Folder of error bodies (`404.json`, `404.html`).
-    pub const ERRORS: &str = "_errors";
-    /// Endpoint folder of the OpenAPI document and its HTML reference page.
-    pub const OPENAPI: &str = crate::openapi::FOLDER;
-    /// The OpenAPI document under its well-known name.
-    pub const OPENAPI_FILE: &str = crate::openapi::FILE;
-}
+/// Where the static files live: the URL space (`crate::urls`).
+pub use crate::urls as paths;
 
 /// Everything a job reads.
 #[derive(Debug, Clone, Copy)]
@@ -121,8 +81,6 @@ pub struct RenderContext<'a> {
     pub publication: &'a Publication,
     /// Services per import page (and items per page of the Open Referral UK lists).
     pub import_page_size: usize,
-    /// The order of the Open Referral UK lists.
-    pub oruk: &'a crate::openreferral::Index,
 }
 
 impl RenderContext<'_> {
@@ -131,21 +89,13 @@ impl RenderContext<'_> {
         self.dir.services.len().div_ceil(self.import_page_size).max(1)
     }
 
-    /// Every job of a full build, in a fixed order.
+    /// Every job of this family, in a fixed order.
     pub fn jobs(&self) -> Vec<Job> {
-        let mut jobs = vec![
-            Job::CategoriesV4,
-            Job::ServiceAreasV4,
-            Job::CategoriesV3,
-            Job::ServiceAreasV3,
-            Job::NotFound,
-            Job::OpenApi,
-            Job::Downloads,
-        ];
+        let mut jobs =
+            vec![Job::CategoriesV4, Job::ServiceAreasV4, Job::CategoriesV3, Job::ServiceAreasV3, Job::NotFound];
         jobs.extend((1..=self.import_pages()).map(Job::ImportPage));
         jobs.extend((0..self.dir.organisations.len() as OrgIx).map(Job::Organisation));
         jobs.extend((0..self.dir.services.len() as ServiceIx).map(Job::Service));
-        jobs.extend(crate::openreferral::jobs(self).into_iter().map(Job::OpenReferral));
         jobs
     }
 
@@ -206,27 +156,6 @@ impl RenderContext<'_> {
                 "Service areas (v3)",
                 &v3::service_areas(dir),
             ),
-            Job::OpenApi => {
-                let doc = crate::openapi::document(&publication.base_url);
-                let json = json_bytes(paths::OPENAPI_FILE, &doc)?;
-                let html = crate::openapi::render_page(&doc)?.into_bytes();
-                Ok(vec![
-                    OutputFile { path: paths::OPENAPI_FILE.to_owned(), bytes: json.clone() },
-                    OutputFile { path: format!("{}/index.json", paths::OPENAPI), bytes: json },
-                    OutputFile { path: format!("{}/index.html", paths::OPENAPI), bytes: html },
-                ])
-            }
-            Job::OpenReferral(job) => crate::openreferral::render(self, job),
-            Job::Downloads => Ok(vec![
-                OutputFile {
-                    path: crate::downloads::SERVICES_NDJSON_GZ.to_owned(),
-                    bytes: crate::downloads::services_ndjson_gz(dir, publication)?,
-                },
-                OutputFile {
-                    path: crate::downloads::OPENREFERRAL_ZIP.to_owned(),
-                    bytes: crate::downloads::openreferral_zip(dir, publication, self.oruk)?,
-                },
-            ]),
             Job::NotFound => {
                 let body = serde_json::json!({ "detail": "Not found." });
                 let json = json_bytes(paths::ERRORS, &body)?;
@@ -259,7 +188,7 @@ impl RenderContext<'_> {
     }
 }
 
-fn json_bytes<T: Serialize>(path: &str, body: &T) -> Result<Vec<u8>, RenderError> {
+pub(crate) fn json_bytes<T: Serialize>(path: &str, body: &T) -> Result<Vec<u8>, RenderError> {
     serde_json::to_vec(body).map_err(|source| RenderError::Json { path: path.to_owned(), source })
 }
 
@@ -333,8 +262,7 @@ mod tests {
             *field = text.to_owned();
         }
         let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());
-        let oruk = crate::openreferral::Index::new(&dir);
-        let ctx = RenderContext { dir: &dir, publication: &publication, import_page_size: 10, oruk: &oruk };
+        let ctx = RenderContext { dir: &dir, publication: &publication, import_page_size: 10 };
         ctx.render(Job::Service(0)).expect("renders")
     }
 

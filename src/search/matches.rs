@@ -10,7 +10,8 @@ use crate::index::text::field_weight_halves;
 use crate::model::ServiceIx;
 use crate::search::params::{LocationType, SearchParams};
 
-use super::run::{Deadline, Hit, TimedOut, select_page};
+use super::deadline::{Deadline, TimedOut};
+use super::page::{Hit, select_page};
 
 /// The matches of one request, as a set, with what ordering them needs.
 pub(super) struct Matches {

@@ -4,9 +4,13 @@
 //! [`run`](mod@run) finds, orders and pages the matches over a [`crate::index::SearchIndex`].
 //! Nothing here knows about HTTP: the server (`crate::server`) renders the page.
 
+mod deadline;
 mod matches;
+pub mod page;
 pub mod params;
 pub mod run;
 
+pub use deadline::{CHECK_EVERY, Deadline, TimedOut};
+pub use page::{Hit, InvalidPage, ResultPage};
 pub use params::{ApiVersion, LocationType, PageNumber, ParamErrors, RawQuery, SearchParams};
-pub use run::{Deadline, Hit, InvalidPage, ResultPage, SearchError, TimedOut};
+pub use run::SearchError;

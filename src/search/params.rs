@@ -11,8 +11,7 @@
 //! zero or negative `page_size` falls back to 10 (DRF's `PageNumberPagination`); `radius`
 //! accepts what DRF's `IntegerField` accepts (surrounding spaces, a sign, a trailing `.0`).
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
-
+pub use crate::api::query::{ApiVersion, PageNumber, ParamErrors, RawQuery};
 use crate::index::postcodes::PostcodeRef;
 use crate::index::{SearchIndex, text};
 use crate::model::CategoryIx;
@@ -25,60 +24,6 @@ pub const DEFAULT_PAGE_SIZE: usize = 10;
 /// Largest `page_size`; larger values are taken as this.
 pub const MAX_PAGE_SIZE: usize = 100;
 
-/// The decoded query string: its `(name, value)` pairs in the order the client sent them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RawQuery {
-    pairs: Vec<(String, String)>,
-}
-
-impl RawQuery {
-    /// Decodes a query string (without the `?`).
-    pub fn parse(query: &str) -> RawQuery {
-        RawQuery { pairs: form_urlencoded::parse(query.as_bytes()).into_owned().collect() }
-    }
-
-    /// Every pair, in order.
-    pub fn pairs(&self) -> &[(String, String)] {
-        &self.pairs
-    }
-
-    /// The last value given for `name`.
-    pub fn last(&self, name: &str) -> Option<&str> {
-        self.pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-
-    /// The query string of every pair except those named `drop`, with `append` set; keys in
-    /// sorted order and a key's values in the order sent, form-encoded (a space is `+`).
-    /// This is how the described service (Django REST framework's `replace_query_param`
-    /// and `remove_query_param`) writes `next` and `previous`, so clients that compare
-    /// links see the same strings.
-    pub fn encode_with(&self, drop: &str, append: Option<(&str, &str)>) -> String {
-        let mut grouped: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
-        for (k, v) in self.pairs.iter().filter(|(k, _)| k != drop) {
-            grouped.entry(k.as_str()).or_default().push(v.as_str());
-        }
-        if let Some((k, v)) = append {
-            grouped.insert(k, vec![v]);
-        }
-        let mut out = form_urlencoded::Serializer::new(String::new());
-        for (k, values) in grouped {
-            for v in values {
-                out.append_pair(k, v);
-            }
-        }
-        out.finish()
-    }
-}
-
-/// Which API version asks: v3 has no `page_size` (api-spec.md, v3 endpoints).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApiVersion {
-    /// `/api/v3/search/`.
-    V3,
-    /// `/api/v4/services/`.
-    V4,
-}
-
 /// `location_type` (behaviour.md, Search 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LocationType {
@@ -86,47 +31,6 @@ pub enum LocationType {
     Local,
     /// At least one service area of kind Country or Region.
     National,
-}
-
-/// The requested page, checked against the result count only after the search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PageNumber {
-    /// A positive page number.
-    Number(u64),
-    /// `page=last`: the last page, page 1 of an empty result (behaviour.md, Search 8).
-    Last,
-    /// Zero, negative or not a number: always the invalid-page 404 (behaviour.md, Errors).
-    Invalid,
-}
-
-impl PageNumber {
-    /// The word that names the last page, as Django REST framework's `last_page_strings`.
-    pub const LAST: &'static str = "last";
-
-    /// The page rule shared by the search and the import (behaviour.md, Search 8 and
-    /// "Import and lists"): the last `page` value of the query; none is page 1; `last`
-    /// exactly is the last page; a whole number from 1, white space around it allowed, is
-    /// that page; anything else is invalid.
-    pub fn from_query(query: &RawQuery) -> PageNumber {
-        match query.last("page") {
-            None => PageNumber::Number(1),
-            Some(Self::LAST) => PageNumber::Last,
-            Some(value) => match value.trim().parse::<u64>() {
-                Ok(n) if n >= 1 => PageNumber::Number(n),
-                _ => PageNumber::Invalid,
-            },
-        }
-    }
-
-    /// The page number once the result's size is known: `Last` is the last page of `count`
-    /// results in pages of `page_size` (1 when there are none); `None` when invalid.
-    pub fn resolve(self, count: usize, page_size: usize) -> Option<u64> {
-        match self {
-            PageNumber::Number(n) => Some(n),
-            PageNumber::Last => Some(count.div_ceil(page_size.max(1)).max(1) as u64),
-            PageNumber::Invalid => None,
-        }
-    }
 }
 
 /// A valid search request.
@@ -147,46 +51,6 @@ pub struct SearchParams<'d> {
     pub page: PageNumber,
     /// `page_size`, 1 to [`MAX_PAGE_SIZE`].
     pub page_size: usize,
-}
-
-/// Invalid parameters: each bad parameter with its messages, in a fixed order (postcode,
-/// category, location_type, radius). Serialises as the 400 body.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ParamErrors {
-    fields: Vec<(&'static str, Vec<String>)>,
-}
-
-impl ParamErrors {
-    fn add(&mut self, field: &'static str, message: String) {
-        match self.fields.iter_mut().find(|(f, _)| *f == field) {
-            Some((_, messages)) => {
-                if !messages.contains(&message) {
-                    messages.push(message);
-                }
-            }
-            None => self.fields.push((field, vec![message])),
-        }
-    }
-
-    /// Whether every parameter is valid.
-    pub fn is_empty(&self) -> bool {
-        self.fields.is_empty()
-    }
-
-    /// The bad parameters and their messages.
-    pub fn fields(&self) -> &[(&'static str, Vec<String>)] {
-        &self.fields
-    }
-}
-
-impl Serialize for ParamErrors {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.fields.len()))?;
-        for (field, messages) in &self.fields {
-            map.serialize_entry(field, messages)?;
-        }
-        map.end()
-    }
 }
 
 /// Checks every parameter of a search request against the index's postcodes and

@@ -13,9 +13,9 @@ use serde::Serialize;
 use super::state::{AppState, LiveState};
 use crate::api::ApiError;
 use crate::api::headers::{HTML, JSON};
+use crate::api::html::{HtmlView, render_html};
 use crate::api::negotiate::{self, Format};
 use crate::api::routing::{V3_PATH, V4_PATH};
-use crate::render::html::{HtmlView, render_html};
 use crate::search::{self, ApiVersion, Deadline, RawQuery, ResultPage};
 
 impl IntoResponse for ApiError {

@@ -119,7 +119,7 @@ async fn differential_on_a_random_directory_full_of_ties() {
 
 /// Deep pages of a large result (issue 12): the last page and pages in the middle are the
 /// oracle's, page 5000 is 404; none of them needs the whole result ordered (the query
-/// planner selects the page instead of sorting: `search::run::select_page`).
+/// planner selects the page instead of sorting: `search::page::select_page`).
 #[tokio::test]
 async fn deep_pages_of_a_large_result() {
     let input = tempfile::tempdir().expect("temp dir");

@@ -1,0 +1,46 @@
+//! The URL space of the published tree: where every static answer lives under the output
+//! directory, as folders with `index.json` and `index.html` (so a static server maps `/x/`
+//! and `/x` alike). A leaf: the renderers write to these paths, and the contract (`api`),
+//! the generators (nginx, the Worker) and the preview route to them.
+
+pub mod openreferral;
+
+/// Endpoint folder of a service, by id or slug.
+pub fn service(key: &str) -> String {
+    format!("api/v4/services/{key}")
+}
+/// Endpoint folder of an organisation, by id or slug.
+pub fn organisation(key: &str) -> String {
+    format!("api/v4/organisations/{key}")
+}
+/// Endpoint folder of import page `n` (a number, or `last`); page 1 is also
+/// `api/v4/import`.
+pub fn import_page(n: &str) -> String {
+    format!("api/v4/import/page/{n}")
+}
+/// The import's first page, as `/api/v4/import/` without query.
+pub const IMPORT: &str = "api/v4/import";
+/// v4 categories.
+pub const CATEGORIES_V4: &str = "api/v4/categories";
+/// v4 service areas.
+pub const SERVICE_AREAS_V4: &str = "api/v4/service-areas";
+/// v3 categories.
+pub const CATEGORIES_V3: &str = "api/v3/categories";
+/// v3 service areas.
+pub const SERVICE_AREAS_V3: &str = "api/v3/service-areas";
+/// Folder of error bodies (`404.json`, `404.html`).
+pub const ERRORS: &str = "_errors";
+/// Endpoint folder of the OpenAPI document and its HTML reference page.
+pub const OPENAPI: &str = "api/openapi";
+/// The OpenAPI document under its well-known name.
+pub const OPENAPI_FILE: &str = "api/openapi.json";
+/// The folder of the bulk downloads.
+pub const DOWNLOADS: &str = "downloads";
+/// Every service as JSON lines, gzipped.
+pub const SERVICES_NDJSON_GZ: &str = "downloads/services.ndjson.gz";
+/// The Open Referral UK tabular data package, zipped.
+pub const OPENREFERRAL_ZIP: &str = "downloads/openreferral-uk.zip";
+/// The folder of the change record.
+pub const CHANGES: &str = "changes";
+/// The change record's state, read back by the next build.
+pub const CHANGES_STATE: &str = "changes/state.json";
