@@ -134,6 +134,7 @@ impl WorkerConfig {
             bodies => lit(bodies),
             method_placeholder => lit(json!(METHOD_PLACEHOLDER)),
             gzip_min_length => routes::GZIP_MIN_LENGTH,
+            max_accept_bytes => crate::api::negotiate::MAX_ACCEPT_BYTES,
         })?;
         Ok(format!("{}\n", rendered.trim()))
     }

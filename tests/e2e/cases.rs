@@ -267,6 +267,13 @@ pub fn accept_headers_agree_with_prefers_html(d: &Deployment) {
     ]
     .map(str::to_owned)
     .to_vec();
+    // Around the cap on what negotiation reads (negotiate::MAX_ACCEPT_BYTES): a range that
+    // ends at the cap counts, one that ends a byte later does not (issue 28).
+    let cap = svcdir::api::negotiate::MAX_ACCEPT_BYTES;
+    let filler = |n: usize| format!("application/x-{}", "y".repeat(n - "application/x-".len()));
+    headers.push(format!("{},text/html", filler(cap - ",text/html".len())));
+    headers.push(format!("{},text/html", filler(cap + 1 - ",text/html".len())));
+    headers.push(format!("application/json;q=0.1,{},text/html", filler(cap)));
     // And many more from a small grammar, the same every run.
     let ranges = ["text/html", "application/json", "text/*", "application/*", "*/*", "image/webp", "Text/Html"];
     let params =
