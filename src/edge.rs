@@ -135,6 +135,7 @@ impl WorkerConfig {
             method_placeholder => lit(json!(METHOD_PLACEHOLDER)),
             gzip_min_length => routes::GZIP_MIN_LENGTH,
             max_accept_bytes => crate::api::negotiate::MAX_ACCEPT_BYTES,
+            max_key_len => crate::api::routing::MAX_KEY_LEN,
         })?;
         Ok(format!("{}\n", rendered.trim()))
     }

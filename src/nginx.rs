@@ -140,6 +140,7 @@ impl NginxConfig {
             oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
             last_page => PageNumber::LAST,
             max_accept => crate::api::negotiate::MAX_ACCEPT_BYTES,
+            max_key => routing::MAX_KEY_LEN,
             errors_folder => paths::ERRORS,
             common_headers => headers::COMMON.iter().map(|&(name, value)| (name, quote(value))).collect::<Vec<_>>(),
             cache_static => quote(headers::CACHE_STATIC),

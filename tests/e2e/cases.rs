@@ -499,6 +499,18 @@ pub fn unknown_paths_ids_and_slugs_are_404(d: &Deployment) {
         assert!(html.contains("Not found."), "{target}");
         assert_eq!(d.send("POST", target, &[]).status, post, "POST {target}");
     }
+    // Keys longer than any id or slug (routing::MAX_KEY_LEN), past the file system's name
+    // limit too: not found, as JSON or HTML, with the usual headers (issue 28).
+    let long = "a".repeat(300);
+    for target in [
+        format!("/api/v4/services/{long}"),
+        format!("/api/v4/organisations/{long}/"),
+        format!("/openreferral/services/{long}"),
+    ] {
+        assert_eq!(assert_json(&d.get(&target), 404, &target), not_found, "{target}");
+        let html = assert_html(&d.send("GET", &target, &[("accept", BROWSER)]), 404, &target);
+        assert!(html.contains("Not found."), "{target}");
+    }
 }
 
 /// The internal folders of public/ are not reachable directly.
