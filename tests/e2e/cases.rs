@@ -54,6 +54,10 @@ fn assert_api_headers(r: &Response, what: &str) {
     assert!(r.header_list("vary").iter().any(|v| v.eq_ignore_ascii_case("accept")), "{what}: {r:?}");
     assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{what}: {r:?}");
     assert!(r.header("cache-control").is_some(), "{what}: {r:?}");
+    // issue 28: no sniffing anywhere; the HTML views' CSP, on them only.
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"), "{what}: {r:?}");
+    let csp = headers::is_html(r.content_type()).then_some(headers::HTML_CSP);
+    assert_eq!(r.header("content-security-policy"), csp, "{what}: {r:?}");
     assert!(!(300..400).contains(&r.status), "{what}: no redirects: {r:?}");
 }
 

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{self, Deployment};
+use crate::support::{self, Deployment, Kind};
 
 /// The most an answer may take, hostile or not, while hostile ones are being answered.
 const BUDGET: Duration = Duration::from_millis(50);
@@ -44,7 +44,17 @@ fn timed(d: &Deployment, method: &str, target: &str, headers: &[(&str, &str)]) -
 /// alert (its match limit reached).
 pub fn hostile_accept_headers_are_answered_at_once(d: &Deployment) {
     let accepts = hostile_accepts();
-    let targets = [("OPTIONS", "/api/v4/categories/"), ("GET", "/api/v4/categories/"), ("GET", "/api/v4/services/?postcode=G2+1AL")];
+    let search = "/api/v4/services/?postcode=G2+1AL";
+    let mut targets = vec![("OPTIONS", "/api/v4/categories/"), ("GET", search)];
+    // The Worker's static answers are each a request to the test's S3 server (moto, one
+    // Python process), whose time under five clients is not the Worker's: its negotiation
+    // is timed on the answers made without the origin (OPTIONS) and on the search.
+    let normal = if d.kind == Kind::Worker {
+        search
+    } else {
+        targets.push(("GET", "/api/v4/categories/"));
+        "/api/v4/services/befriending-line/"
+    };
     // Two rounds at most: a round is passed when every answer is within the budget, so a
     // single scheduling hiccup of a shared machine does not fail the test, and a stall (a
     // hostile header costs 150 ms and more, every time) does.
@@ -55,7 +65,7 @@ pub fn hostile_accept_headers_are_answered_at_once(d: &Deployment) {
         let (hostile, normal) = std::thread::scope(|scope| {
             let clients: Vec<_> = (0..4)
                 .map(|client| {
-                    let accepts = &accepts;
+                    let (accepts, targets) = (&accepts, &targets);
                     scope.spawn(move || {
                         let mut times = Vec::new();
                         for (i, accept) in accepts.iter().enumerate() {
@@ -70,7 +80,7 @@ pub fn hostile_accept_headers_are_answered_at_once(d: &Deployment) {
             let timer = scope.spawn(|| {
                 let mut times = Vec::new();
                 while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    let (r, took) = timed(d, "GET", "/api/v4/services/befriending-line/", &[]);
+                    let (r, took) = timed(d, "GET", normal, &[]);
                     assert_eq!(r.status, 200, "{}", r.text());
                     times.push(took);
                 }
