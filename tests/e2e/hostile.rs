@@ -159,3 +159,38 @@ macro_rules! against_all {
 }
 
 against_all!(hostile_accept_headers_are_answered_at_once, many_ranges_get_at_most_one);
+
+/// Links planted inside the published tree are not followed (nginx `disable_symlinks`, the
+/// preview's check of each component): a link to a file outside, and a link to a folder
+/// outside, are both 404, while the build itself (whose output is a link to its
+/// generation) is served as usual.
+#[test]
+fn links_planted_in_the_tree_are_not_followed() {
+    let build = std::sync::Arc::new(support::Build::new("small", support::BASE_URL));
+    let outside = build.dir().join("outside");
+    std::fs::create_dir_all(outside.join("folder")).unwrap();
+    let secret = r#"{"secret": "not part of the build"}"#;
+    for file in [outside.join("secret.json"), outside.join("folder/index.json")] {
+        std::fs::write(&file, secret).unwrap();
+    }
+    support::open_to_all(&outside);
+    support::open_to_all(&outside.join("folder"));
+    let services = build.public.join("api/v4/services");
+    std::fs::create_dir(services.join("planted-file")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.json"), services.join("planted-file/index.json")).unwrap();
+    std::os::unix::fs::symlink(outside.join("folder"), services.join("planted-folder")).unwrap();
+    let mut deployments = vec![support::start_preview(build.clone())];
+    match support::nginx_binary() {
+        Some(nginx) => deployments.push(support::start_nginx(&nginx, build.clone(), true, &[])),
+        None => svcdir::test_support::skipped("nginx is not installed (.ci/run installs it)"),
+    }
+    for d in &deployments {
+        assert_eq!(d.get("/api/v4/services/befriending-line/").status, 200, "{:?}: the build is served", d.kind);
+        for target in ["/api/v4/services/planted-file/", "/api/v4/services/planted-folder"] {
+            let r = d.get(target);
+            assert_eq!(r.status, 404, "{:?} {target}: {}", d.kind, r.text());
+            assert!(!r.text().contains("secret"), "{:?} {target}", d.kind);
+            assert_eq!(r.json(), serde_json::json!({"detail": "Not found."}), "{:?} {target}", d.kind);
+        }
+    }
+}
