@@ -276,9 +276,8 @@ async fn read(public: &Path, rel: &str) -> Result<Option<Vec<u8>>, Response> {
 /// `disable_symlinks` refuses it (issue 28). `public` itself may be a link (the output's
 /// link to its generation).
 fn read_inside(public: &Path, rel: &str) -> std::io::Result<Option<Vec<u8>>> {
-    let missing = |err: &std::io::Error| {
-        matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory)
-    };
+    let missing =
+        |err: &std::io::Error| matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory);
     let mut path = public.to_owned();
     for part in rel.split('/') {
         path.push(part);

@@ -355,7 +355,8 @@ pub fn datapackage(publication: &Publication) -> Value {
 }
 
 /// Every row of every table, tables in [`TABLES`] order, rows in id order. Built from the
-/// documents' views serialised to JSON, so the two forms cannot disagree.
+/// documents' views serialised to JSON, so the two forms cannot disagree, but for the
+/// text cells a spreadsheet would run as a formula, which begin with a `'` ([`NEUTRAL_NOTE`]).
 pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(Table, Vec<Vec<String>>)> {
     let mut by_table: std::collections::BTreeMap<&'static str, Vec<Value>> = Default::default();
     let mut push = |table: &'static str, value: Value| by_table.entry(table).or_default().push(value);
@@ -407,9 +408,7 @@ pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(T
             values.dedup_by(|a, b| a["id"] == b["id"]);
             let rows = values
                 .iter()
-                .map(|value| {
-                    table.columns.iter().map(|c| neutral(c.kind, cell(&value[c.name]))).collect()
-                })
+                .map(|value| table.columns.iter().map(|c| neutral(c.kind, cell(&value[c.name]))).collect())
                 .collect();
             (*table, rows)
         })
@@ -420,7 +419,7 @@ pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(T
 /// Injection"): `=`, `+`, `-`, `@`, tab and carriage return.
 const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
 
-/// What [`datapackage`] says of [`neutral`].
+/// What [`datapackage`] says of the cells neutralised against formulas (see [`rows`]).
 pub const NEUTRAL_NOTE: &str = "Text cells whose value starts with =, +, -, @, a tab or a carriage return \
     begin with one added single quote ('), so that a spreadsheet shows them as text and never runs them as a \
     formula (OWASP, CSV injection); drop that first quote to get the value the API publishes. Numbers, \

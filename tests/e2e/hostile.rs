@@ -94,7 +94,11 @@ pub fn hostile_accept_headers_are_answered_at_once(d: &Deployment) {
         // as the mime crate does): the answer here is only to be JSON or HTML, at once.
         for (what, took, r) in &hostile {
             assert_eq!(r.status, 200, "{:?} {what}: {}", d.kind, r.text());
-            assert!(["application/json", "text/html; charset=utf-8"].contains(&r.content_type()), "{:?} {what}", d.kind);
+            assert!(
+                ["application/json", "text/html; charset=utf-8"].contains(&r.content_type()),
+                "{:?} {what}",
+                d.kind
+            );
             if *took > BUDGET {
                 slow.push(format!("{what}: {took:?}"));
             }

@@ -13,6 +13,8 @@ use crate::common::{copy_dir, fixture};
 
 /// `svcdir validate` of `input`: exit code, stderr and peak RSS in MiB (from `wait4`),
 /// killed (and failed) after 60 s.
+// The child is reaped by `wait4`, which also gives its resource usage.
+#[allow(clippy::zombie_processes)]
 fn validate_measured(input: &Path) -> (i32, String, f64) {
     let stderr = tempfile::NamedTempFile::new().unwrap();
     let mut child = Command::new(svcdir_testkit::bin("svcdir"))
