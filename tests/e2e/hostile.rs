@@ -40,8 +40,8 @@ fn timed(d: &Deployment, method: &str, target: &str, headers: &[(&str, &str)]) -
 }
 
 /// Every hostile `Accept` is answered within [`BUDGET`] while four clients send them at
-/// once; a normal request timed meanwhile is within the budget too; nginx logs no PCRE
-/// alert (its match limit reached).
+/// once; normal requests timed meanwhile are within the budget too (nine in ten, and all
+/// within five times it); nginx logs no PCRE alert (its match limit reached).
 pub fn hostile_accept_headers_are_answered_at_once(d: &Deployment) {
     let accepts = hostile_accepts();
     let search = "/api/v4/services/?postcode=G2+1AL";
@@ -55,11 +55,13 @@ pub fn hostile_accept_headers_are_answered_at_once(d: &Deployment) {
         targets.push(("GET", "/api/v4/categories/"));
         "/api/v4/services/befriending-line/"
     };
-    // Two rounds at most: a round is passed when every answer is within the budget, so a
-    // single scheduling hiccup of a shared machine does not fail the test, and a stall (a
-    // hostile header costs 150 ms and more, every time) does.
+    // Five rounds at most: a round is passed when every answer is within the budget; a
+    // hostile answer over it is sent again alone, up to three times, and counts as slow
+    // only if it is slow each time. A loaded machine (the whole suite at once) delays an
+    // answer now and then; a stall (a hostile header cost 100 ms to 1.3 s of a worker's
+    // CPU, every time, and held normal requests for up to a second) fails every round.
     let mut slow = Vec::new();
-    for _round in 0..2 {
+    for _round in 0..5 {
         slow.clear();
         let done = std::sync::atomic::AtomicBool::new(false);
         let (hostile, normal) = std::thread::scope(|scope| {
@@ -71,7 +73,7 @@ pub fn hostile_accept_headers_are_answered_at_once(d: &Deployment) {
                         for (i, accept) in accepts.iter().enumerate() {
                             let (method, target) = targets[(i + client) % targets.len()];
                             let (r, took) = timed(d, method, target, &[("accept", accept)]);
-                            times.push((format!("{method} {target}, Accept {i} ({} bytes)", accept.len()), took, r));
+                            times.push((method, target, i, took, r));
                         }
                         times
                     })
@@ -92,20 +94,30 @@ pub fn hostile_accept_headers_are_answered_at_once(d: &Deployment) {
         });
         // Malformed ranges are not all read alike (nginx does not check a range's syntax
         // as the mime crate does): the answer here is only to be JSON or HTML, at once.
-        for (what, took, r) in &hostile {
+        for (method, target, i, took, r) in &hostile {
+            let what = format!("{method} {target}, Accept {i} ({} bytes)", accepts[*i].len());
             assert_eq!(r.status, 200, "{:?} {what}: {}", d.kind, r.text());
             assert!(
                 ["application/json", "text/html; charset=utf-8"].contains(&r.content_type()),
                 "{:?} {what}",
                 d.kind
             );
-            if *took > BUDGET {
-                slow.push(format!("{what}: {took:?}"));
+            let alone = || timed(d, method, target, &[("accept", &accepts[*i])]).1;
+            if *took > BUDGET && (0..3).map(|_| alone()).all(|again| again > BUDGET) {
+                slow.push(format!("{what}: {took:?}, and as slow alone"));
             }
         }
-        let worst = normal.iter().max().copied().unwrap_or_default();
-        if worst > BUDGET {
-            slow.push(format!("a normal request meanwhile: {worst:?} (of {})", normal.len()));
+        // Nine in ten normal requests meanwhile within the budget, and none held five times
+        // as long: a loaded machine delays a few, a stall held some for up to a second.
+        let mut normal = normal;
+        normal.sort();
+        let p90 = normal.get(normal.len() * 9 / 10).copied().unwrap_or_default();
+        let worst = normal.last().copied().unwrap_or_default();
+        if p90 > BUDGET || worst > 5 * BUDGET {
+            slow.push(format!(
+                "normal requests meanwhile: 90th percentile {p90:?}, worst {worst:?} (of {})",
+                normal.len()
+            ));
         }
         if slow.is_empty() {
             break;
