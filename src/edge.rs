@@ -100,7 +100,7 @@ impl WorkerConfig {
             "not_found_json": crate::api::ApiError::NotFound.body().to_string(),
             "unavailable_json": crate::nginx::UNAVAILABLE,
         });
-        let common: Vec<[&str; 2]> = headers::COMMON.iter().map(|(k, v)| [*k, *v]).collect();
+        let common: Vec<[&str; 2]> = headers::COMMON.iter().chain(&headers::HARDENING).map(|(k, v)| [*k, *v]).collect();
         let mut env = Environment::new();
         env.set_auto_escape_callback(|_| AutoEscape::None);
         env.add_template("worker.js.j2", include_str!("../templates/worker.js.j2"))?;
@@ -134,6 +134,9 @@ impl WorkerConfig {
             bodies => lit(bodies),
             method_placeholder => lit(json!(METHOD_PLACEHOLDER)),
             gzip_min_length => routes::GZIP_MIN_LENGTH,
+            html_csp => lit(json!(headers::HTML_CSP)),
+            max_accept_bytes => crate::api::negotiate::MAX_ACCEPT_BYTES,
+            max_key_len => crate::api::routing::MAX_KEY_LEN,
         })?;
         Ok(format!("{}\n", rendered.trim()))
     }

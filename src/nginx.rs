@@ -139,8 +139,16 @@ impl NginxConfig {
             changes_folder => crate::urls::CHANGES,
             oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
             last_page => PageNumber::LAST,
+            max_accept => crate::api::negotiate::MAX_ACCEPT_BYTES,
+            max_key => routing::MAX_KEY_LEN,
             errors_folder => paths::ERRORS,
-            common_headers => headers::COMMON.iter().map(|&(name, value)| (name, quote(value))).collect::<Vec<_>>(),
+            common_headers => headers::COMMON
+                .iter()
+                .chain(&headers::HARDENING)
+                .map(|&(name, value)| (name, quote(value)))
+                .collect::<Vec<_>>(),
+            html_csp => quote(headers::HTML_CSP),
+            header_timeout => crate::server::Limits::default().header_timeout.as_secs(),
             cache_static => quote(headers::CACHE_STATIC),
             cache_search => quote(headers::CACHE_SEARCH),
             cache_error => quote(headers::CACHE_ERROR),
@@ -328,6 +336,8 @@ mod tests {
         let invalid_page = String::from_utf8(bodies::invalid_page_body(Format::Json).unwrap()).unwrap();
         assert!(text.contains(&format!("return 404 {};", quote(&invalid_page))), "{text}");
         assert!(!text.contains("\ndaemon off;"));
+        // The slow-header limit of svcdir's servers (server::Limits), not nginx's 60 s.
+        assert!(text.contains("\n    client_header_timeout 20s;\n"), "{text}");
         assert!(!text.contains(METHOD_PLACEHOLDER));
         assert!(!text.contains("{{") && !text.contains("{%"));
         assert!(NginxConfig { daemon_off: true, ..config() }.render().unwrap().contains("\ndaemon off;\n"));

@@ -258,13 +258,40 @@ async fn not_found(inner: &Inner, format: Format) -> Response {
 /// A file of `public/`: `Ok(None)` when missing. `rel` comes from [`routing::route`], made
 /// of known folder names and keys of the slug alphabet only, so it stays inside `public/`.
 async fn read(public: &Path, rel: &str) -> Result<Option<Vec<u8>>, Response> {
-    match tokio::fs::read(public.join(rel)).await {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(err) if matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => Ok(None),
+    let (public, owned) = (public.to_owned(), rel.to_owned());
+    let read = tokio::task::spawn_blocking(move || read_inside(&public, &owned))
+        .await
+        .unwrap_or_else(|joined| Err(std::io::Error::other(joined)));
+    match read {
+        Ok(bytes) => Ok(bytes),
         Err(err) => {
             tracing::error!(file = rel, error = %err, "cannot read a file of the build; answered 500");
             Err(ApiError::Internal.into_response())
         }
+    }
+}
+
+/// The file `rel` below `public`, `None` when it is missing or any component of `rel` is a
+/// symbolic link: a link planted inside the tree is not followed, as nginx's
+/// `disable_symlinks` refuses it (issue 28). `public` itself may be a link (the output's
+/// link to its generation).
+fn read_inside(public: &Path, rel: &str) -> std::io::Result<Option<Vec<u8>>> {
+    let missing =
+        |err: &std::io::Error| matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory);
+    let mut path = public.to_owned();
+    for part in rel.split('/') {
+        path.push(part);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => return Ok(None),
+            Ok(_) => {}
+            Err(err) if missing(&err) => return Ok(None),
+            Err(err) => return Err(err),
+        }
+    }
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(err) if missing(&err) => Ok(None),
+        Err(err) => Err(err),
     }
 }
 

@@ -19,6 +19,22 @@ pub const ALLOW_ORIGIN: &str = "*";
 /// The headers every answer carries, whatever its status (name as the HTML view shows it).
 pub const COMMON: [(&str, &str); 3] = [("Allow", ALLOW), ("Vary", VARY), ("Access-Control-Allow-Origin", ALLOW_ORIGIN)];
 
+/// Headers every answer carries beside [`COMMON`], which the HTML view does not list:
+/// browsers take the `Content-Type` as sent, never sniff a JSON body or a download into
+/// something they would run (issue 28).
+pub const HARDENING: [(&str, &str); 1] = [("X-Content-Type-Options", "nosniff")];
+
+/// `Content-Security-Policy` of every HTML answer: the views run no script and load
+/// nothing; their only style is the inline `<style>` of `templates/base.html` (inline SVG
+/// needs no source); links go anywhere, forms only to this origin.
+pub const HTML_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; \
+form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// Whether a `Content-Type` is the HTML view's (the answers that get [`HTML_CSP`]).
+pub fn is_html(content_type: &str) -> bool {
+    content_type.get(..9).is_some_and(|t| t.eq_ignore_ascii_case("text/html"))
+}
+
 /// The headers of a JSON answer, in the order the HTML view lists them.
 pub fn json_headers() -> Vec<(String, String)> {
     let [allow, vary, origin] = COMMON;

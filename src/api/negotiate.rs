@@ -59,11 +59,28 @@ fn best_fit(ranges: &[(mime::Mime, usize)], type_: &str, subtype: &str) -> Optio
     best
 }
 
+/// How much of `Accept` negotiation reads, in bytes: the ranges that end within them
+/// ([`read_part`]). A browser sends under 300; the cap keeps the work per request small
+/// and equal on every front end (the nginx template and the Worker read the same part).
+pub const MAX_ACCEPT_BYTES: usize = 1024;
+
+/// The part of an `Accept` value negotiation reads: all of it up to [`MAX_ACCEPT_BYTES`],
+/// else the longest prefix of at most that many bytes that a `,` follows ("" when none).
+pub fn read_part(accept: &str) -> &str {
+    if accept.len() <= MAX_ACCEPT_BYTES {
+        return accept;
+    }
+    match accept.as_bytes()[..=MAX_ACCEPT_BYTES].iter().rposition(|&b| b == b',') {
+        Some(comma) => &accept[..comma],
+        None => "",
+    }
+}
+
 /// Whether an `Accept` value prefers `text/html` to `application/json`. At equal quality
 /// the more specific range wins, then the one listed first (as Django REST framework picks
-/// for `text/html, application/json`).
+/// for `text/html, application/json`). Only [`read_part`] of the value counts.
 pub fn prefers_html(accept: &str) -> bool {
-    let ranges: Vec<(mime::Mime, usize)> = accept
+    let ranges: Vec<(mime::Mime, usize)> = read_part(accept)
         .split(',')
         .filter_map(|part| part.trim().parse::<mime::Mime>().ok())
         .enumerate()
@@ -104,6 +121,19 @@ mod tests {
         ] {
             assert!(!prefers_html(json), "{json:?}");
         }
+    }
+
+    #[test]
+    fn only_the_ranges_within_the_cap_are_read() {
+        let filler = |n: usize| "x".repeat(n);
+        // A range that ends exactly at the cap counts; one a byte longer does not.
+        let head = format!("application/x-{}", filler(MAX_ACCEPT_BYTES - "application/x-,text/html".len()));
+        assert_eq!(read_part(&format!("{head},text/html")).len(), MAX_ACCEPT_BYTES);
+        assert!(prefers_html(&format!("{head},text/html")));
+        assert!(!prefers_html(&format!("{head}x,text/html")), "text/html ends past the cap");
+        assert_eq!(read_part(&format!("text/html,{}", filler(2000))), "text/html");
+        assert_eq!(read_part(&filler(2000)), "");
+        assert!(!prefers_html(&format!("text/html;q=0.5;{}", filler(2000))));
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! The metadata of each published object (behaviour.md, "Publishing and the CDN edge"):
 //! the `Content-Type` nginx would send for the file, the `Cache-Control` of the cache
 //! policy for the answer it makes, and `Content-Encoding` for a precompressed variant.
+//! [`super::headers::HARDENING`] and the HTML views' CSP are not among them: object stores
+//! keep only these standard headers (anything else becomes user metadata, sent as
+//! `x-amz-meta-*` and the like, which browsers ignore), so the edge in front (the Worker of
+//! `svcdir cdn-config`) adds them to every answer.
 
 use super::headers::{CACHE_ERROR, CACHE_NONE, CACHE_STATIC};
 use super::{content_type, routes};

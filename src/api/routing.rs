@@ -255,10 +255,18 @@ fn open_data_endpoint(path: &str, rel: &str) -> Option<Endpoint> {
     None
 }
 
+/// The longest key of a resource: a slug (at most [`crate::model::slug::MAX_SLUG_LEN`]
+/// bytes) or a UUID (36). A longer key names nothing, so it is not found without asking the
+/// file system (whose name limit it may pass).
+pub const MAX_KEY_LEN: usize = crate::model::slug::MAX_SLUG_LEN;
+const _: () = assert!(MAX_KEY_LEN >= 36, "a UUID is a key");
+
 /// An id or a slug: the alphabet both are written in (input-format.md, "Slugs"), so a key
-/// can name nothing but a folder directly below its endpoint.
+/// can name nothing but a folder directly below its endpoint, and no longer than
+/// [`MAX_KEY_LEN`].
 fn is_key(key: &str) -> bool {
-    !key.is_empty() && key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    (1..=MAX_KEY_LEN).contains(&key.len())
+        && key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 #[cfg(test)]
@@ -427,6 +435,21 @@ mod tests {
             "/api/v4/services/%ff/",
         ] {
             assert_eq!(get(url), Route::Static(Answer::NotFound(Format::Json)), "{url}");
+        }
+    }
+
+    #[test]
+    fn keys_longer_than_any_id_or_slug_are_not_found() {
+        let longest = "a".repeat(MAX_KEY_LEN);
+        let expected = file(&format!("api/v4/services/{longest}/index.json"), Format::Json, Missing::NotFound);
+        assert_eq!(get(&format!("/api/v4/services/{longest}")), expected);
+        let long = "a".repeat(MAX_KEY_LEN + 1);
+        for url in [
+            format!("/api/v4/services/{long}"),
+            format!("/api/v4/organisations/{long}/"),
+            format!("/openreferral/services/{long}"),
+        ] {
+            assert_eq!(get(&url), Route::Static(Answer::NotFound(Format::Json)), "{url}");
         }
     }
 

@@ -56,6 +56,50 @@ pub mod limits {
     }
 }
 
+/// Why a file of the dataset is not read (issue 28): only regular files inside the input
+/// folder are, so a link to a device never ends and a link out of the folder shows nothing
+/// of its target.
+#[derive(Debug, thiserror::Error)]
+pub enum InputFileError {
+    /// No such file.
+    #[error("required file is missing")]
+    Missing,
+    /// A link (or a path through one) to something outside the input folder.
+    #[error("is a link to a file outside the input folder; only files inside it are read")]
+    Outside,
+    /// A device, a FIFO, a socket or a folder.
+    #[error("is not a regular file; only regular files are read")]
+    NotRegular,
+    /// The file system refused.
+    #[error("cannot be read: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Opens `rel` (`/`-separated) of the input folder `root`: a regular file, found through
+/// links or not, whose real path is inside the real `root`.
+pub fn open_input(root: &Path, rel: &str) -> Result<fs::File, InputFileError> {
+    let path = root.join(rel);
+    let real = match fs::canonicalize(&path) {
+        Ok(real) => real,
+        // A dangling link is missing, like a missing file.
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Err(InputFileError::Missing),
+        Err(err) => return Err(err.into()),
+    };
+    if !real.starts_with(fs::canonicalize(root)?) {
+        return Err(InputFileError::Outside);
+    }
+    // Checked before opening: opening a FIFO would wait for a writer.
+    if !fs::metadata(&real)?.is_file() {
+        return Err(InputFileError::NotRegular);
+    }
+    let file = fs::File::open(&real)?;
+    // And of what was opened, should the path have changed in between.
+    if !file.metadata()?.is_file() {
+        return Err(InputFileError::NotRegular);
+    }
+    Ok(file)
+}
+
 /// A record and the line it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line<T> {
@@ -121,10 +165,9 @@ pub fn load_partial(dir: &Path) -> (Dataset, DataErrors) {
     check_extensions(files::ORGANISATIONS, &dataset.organisations, |r| &r.extra, &mut errors);
     check_extensions(files::LOCATIONS, &dataset.locations, |r| &r.extra, &mut errors);
     check_extensions(files::SERVICES, &dataset.services, |r| &r.extra, &mut errors);
-    dataset.postcodes = postcodes::read_postcode_dir(&dir.join(files::POSTCODES), &mut errors);
-    let aliases = dir.join(files::ALIASES);
-    if aliases.exists() {
-        dataset.aliases = postcodes::read_aliases(&aliases, &mut errors);
+    dataset.postcodes = postcodes::read_postcode_dir(dir, &mut errors);
+    if dir.join(files::ALIASES).symlink_metadata().is_ok() {
+        dataset.aliases = postcodes::read_aliases(dir, &mut errors);
     }
     // `x_` fields are kept out of every output: drop them as soon as they are checked.
     for line in &mut dataset.organisations {
@@ -156,9 +199,9 @@ fn tracked<T>(
 
 fn read_text(dir: &Path, name: &str, errors: &mut DataErrors) -> Option<String> {
     use std::io::Read;
-    let read = || -> std::io::Result<String> {
+    let read = || -> Result<String, InputFileError> {
         let mut text = String::new();
-        fs::File::open(dir.join(name))?.take(limits::MAX_JSON_FILE_BYTES + 1).read_to_string(&mut text)?;
+        open_input(dir, name)?.take(limits::MAX_JSON_FILE_BYTES + 1).read_to_string(&mut text)?;
         Ok(text)
     };
     match read() {
@@ -196,8 +239,7 @@ fn read_json<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataError
 
 fn read_jsonl<T: DeserializeOwned>(dir: &Path, name: &str, errors: &mut DataErrors) -> Vec<Line<T>> {
     use std::io::BufRead;
-    let path = dir.join(name);
-    let file = match fs::File::open(&path) {
+    let file = match open_input(dir, name) {
         Ok(file) => file,
         Err(err) => {
             missing_or_unreadable(name, &err, errors);
@@ -344,12 +386,8 @@ fn field_open_at_end(bytes: &[u8]) -> Option<String> {
     String::from_utf8(bytes[from..to].to_vec()).ok().filter(|k| k.len() <= 200)
 }
 
-fn missing_or_unreadable(name: &str, err: &std::io::Error, errors: &mut DataErrors) {
-    if err.kind() == std::io::ErrorKind::NotFound {
-        errors.push(DataError::file(name, "required file is missing"));
-    } else {
-        errors.push(DataError::file(name, format!("cannot be read: {err}")));
-    }
+fn missing_or_unreadable(name: &str, err: &InputFileError, errors: &mut DataErrors) {
+    errors.push(DataError::file(name, err.to_string()));
 }
 
 impl DataError {

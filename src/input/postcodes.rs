@@ -74,9 +74,10 @@ const LARGE_USER: Columns = Columns {
     integration_authority: 19,
 };
 
-/// Reads every `*.csv` in `dir`, in file-name order, keeping live postcodes.
-pub fn read_postcode_dir(dir: &Path, errors: &mut DataErrors) -> Vec<PostcodeRow> {
-    let entries = match fs::read_dir(dir) {
+/// Reads every `*.csv` in the postcode folder of the input folder `root`, in file-name
+/// order, keeping live postcodes.
+pub fn read_postcode_dir(root: &Path, errors: &mut DataErrors) -> Vec<PostcodeRow> {
+    let entries = match fs::read_dir(root.join(super::files::POSTCODES)) {
         Ok(entries) => entries,
         Err(_) => {
             errors.push(DataError::file(super::files::POSTCODES, "required folder is missing"));
@@ -98,16 +99,30 @@ pub fn read_postcode_dir(dir: &Path, errors: &mut DataErrors) -> Vec<PostcodeRow
             super::files::POSTCODES,
             path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
         );
-        rows.extend(read_postcode_file(&path, &name, errors));
+        match super::open_input(root, &name) {
+            Ok(file) => rows.extend(read_postcodes(file, &name, errors)),
+            Err(err) => errors.push(DataError::file(name, err.to_string())),
+        }
     }
     rows
 }
 
 /// Reads one NRS extract, with or without header, keeping live postcodes.
 pub fn read_postcode_file(path: &Path, name: &str, errors: &mut DataErrors) -> Vec<PostcodeRow> {
+    match fs::File::open(path) {
+        Ok(file) => read_postcodes(file, name, errors),
+        Err(err) => {
+            errors.push(DataError::file(name, format!("cannot be read: {err}")));
+            Vec::new()
+        }
+    }
+}
+
+/// [`read_postcode_file`] of an open file.
+fn read_postcodes(file: fs::File, name: &str, errors: &mut DataErrors) -> Vec<PostcodeRow> {
     let mut rows = Vec::new();
     let mut columns: Option<Columns> = None;
-    for_each_record(path, name, errors, |line, record, errors| {
+    for_each_record(file, name, errors, |line, record, errors| {
         let columns = match columns {
             Some(columns) => columns,
             None => {
@@ -135,30 +150,58 @@ pub fn read_postcode_file(path: &Path, name: &str, errors: &mut DataErrors) -> V
     rows
 }
 
+/// The CSV reader's buffer: the most it holds beyond the record it is reading.
+const CSV_BUFFER: usize = 8 << 10;
+
+/// A row over [`super::limits::MAX_CSV_ROW_BYTES`], found while it is read.
+#[derive(Debug, thiserror::Error)]
+#[error("row over the length limit")]
+struct RowOverLimit;
+
+/// A reader that fails once more than a row's limit (plus the CSV reader's buffer) has been
+/// read past the start of the current row: a 100 MB row costs 64 KiB, not 100 MB, and a
+/// file with no line end at all (a device) ends.
+struct RowLimited<R> {
+    inner: R,
+    read: u64,
+    row_start: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl<R: std::io::Read> std::io::Read for RowLimited<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let limit = (super::limits::MAX_CSV_ROW_BYTES + CSV_BUFFER) as u64;
+        if self.read - self.row_start.get() > limit {
+            return Err(std::io::Error::other(RowOverLimit));
+        }
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
 /// Reads a CSV file row by row (with or without header, rows of any width), handing each
 /// record and its line to `visit` until it says stop; a row the CSV reader rejects is
-/// reported with its line and skipped.
+/// reported with its line and skipped. The row limit is enforced while reading.
 fn for_each_record(
-    path: &Path,
+    file: fs::File,
     name: &str,
     errors: &mut DataErrors,
     mut visit: impl FnMut(usize, &csv::StringRecord, &mut DataErrors) -> bool,
 ) {
-    let mut reader = match csv::ReaderBuilder::new().has_headers(false).flexible(true).from_path(path) {
-        Ok(reader) => reader,
-        Err(err) => {
-            errors.push(DataError::file(name, format!("cannot be read: {err}")));
-            return;
-        }
-    };
+    let row_start = std::rc::Rc::new(std::cell::Cell::new(0));
+    let limited = RowLimited { inner: file, read: 0, row_start: row_start.clone() };
+    let mut reader =
+        csv::ReaderBuilder::new().has_headers(false).flexible(true).buffer_capacity(CSV_BUFFER).from_reader(limited);
     let mut record = csv::StringRecord::new();
+    let limit = super::limits::describe(super::limits::MAX_CSV_ROW_BYTES as u64);
     loop {
+        let next_line = reader.position().line() as usize;
         match reader.read_record(&mut record) {
             Ok(false) => return,
             Ok(true) => {
+                row_start.set(reader.position().byte());
                 let line = record.position().map_or(0, |p| p.line() as usize);
                 if record.as_slice().len() > super::limits::MAX_CSV_ROW_BYTES {
-                    let limit = super::limits::describe(super::limits::MAX_CSV_ROW_BYTES as u64);
                     let column = record.iter().enumerate().max_by_key(|(_, f)| f.len()).map(|(c, _)| c);
                     errors.push(DataError {
                         line: Some(line),
@@ -171,6 +214,13 @@ fn for_each_record(
                     return;
                 }
             }
+            Err(err) if over_limit(&err) => {
+                errors.push(DataError {
+                    line: Some(next_line),
+                    ..DataError::file(name, format!("row is over the length limit of {limit}; no row is that long"))
+                });
+                return;
+            }
             Err(err) => {
                 let line = err.position().map(|p| p.line() as usize);
                 errors.push(DataError { line, ..DataError::file(name, format!("not valid CSV: {err}")) });
@@ -180,6 +230,14 @@ fn for_each_record(
                 }
             }
         }
+    }
+}
+
+/// Whether the CSV reader stopped at [`RowLimited`]'s limit.
+fn over_limit(err: &csv::Error) -> bool {
+    match err.kind() {
+        csv::ErrorKind::Io(io) => io.get_ref().is_some_and(|inner| inner.is::<RowOverLimit>()),
+        _ => false,
     }
 }
 
@@ -300,11 +358,19 @@ fn parse_row(
     })
 }
 
-/// Reads `area_code_aliases.csv`: `from_code,to_code` lines, an optional header.
-pub fn read_aliases(path: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
+/// Reads `area_code_aliases.csv` of the input folder `root`: `from_code,to_code` lines, an
+/// optional header.
+pub fn read_aliases(root: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
     let name = super::files::ALIASES;
     let mut rows = Vec::new();
-    for_each_record(path, name, errors, |line, record, errors| {
+    let file = match super::open_input(root, name) {
+        Ok(file) => file,
+        Err(err) => {
+            errors.push(DataError::file(name, err.to_string()));
+            return rows;
+        }
+    };
+    for_each_record(file, name, errors, |line, record, errors| {
         let fields: Vec<&str> = record.iter().map(str::trim).collect();
         match fields.as_slice() {
             ["from_code", "to_code"] if line == 1 => {}

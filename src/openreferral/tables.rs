@@ -346,6 +346,7 @@ pub fn datapackage(publication: &Publication) -> Value {
         "profile": "tabular-data-package",
         "name": "openreferral-uk",
         "title": "The directory in the Open Referral UK profile of HSDS 3.0",
+        "description": NEUTRAL_NOTE,
         "homepage": format!("{}/openreferral/", publication.base_url),
         "licenses": [{ "name": "CC-BY-4.0", "path": publication.licence, "title": "Creative Commons Attribution 4.0" }],
         "sources": publication.attribution.iter().map(|a| json!({ "title": a.text, "path": a.url })).collect::<Vec<_>>(),
@@ -354,7 +355,8 @@ pub fn datapackage(publication: &Publication) -> Value {
 }
 
 /// Every row of every table, tables in [`TABLES`] order, rows in id order. Built from the
-/// documents' views serialised to JSON, so the two forms cannot disagree.
+/// documents' views serialised to JSON, so the two forms cannot disagree, but for the
+/// text cells a spreadsheet would run as a formula, which begin with a `'` ([`NEUTRAL_NOTE`]).
 pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(Table, Vec<Vec<String>>)> {
     let mut by_table: std::collections::BTreeMap<&'static str, Vec<Value>> = Default::default();
     let mut push = |table: &'static str, value: Value| by_table.entry(table).or_default().push(value);
@@ -404,11 +406,30 @@ pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(T
             let mut values = by_table.remove(table.name).unwrap_or_default();
             values.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
             values.dedup_by(|a, b| a["id"] == b["id"]);
-            let rows =
-                values.iter().map(|value| table.columns.iter().map(|c| cell(&value[c.name])).collect()).collect();
+            let rows = values
+                .iter()
+                .map(|value| table.columns.iter().map(|c| neutral(c.kind, cell(&value[c.name]))).collect())
+                .collect();
             (*table, rows)
         })
         .collect()
+}
+
+/// The first characters that make a spreadsheet read a cell as a formula (OWASP, "CSV
+/// Injection"): `=`, `+`, `-`, `@`, tab and carriage return.
+const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// What [`datapackage`] says of the cells neutralised against formulas (see [`rows`]).
+pub const NEUTRAL_NOTE: &str = "Text cells whose value starts with =, +, -, @, a tab or a carriage return \
+    begin with one added single quote ('), so that a spreadsheet shows them as text and never runs them as a \
+    formula (OWASP, CSV injection); drop that first quote to get the value the API publishes. Numbers, \
+    identifiers, dates, addresses of email and the web are as published.";
+
+/// A cell of a text column that a spreadsheet would run as a formula, neutralised as OWASP
+/// advises: a single quote before it. The text comes from service providers, not from
+/// whoever opens the file. Other kinds are left alone (a negative longitude is a number).
+fn neutral(kind: Kind, cell: String) -> String {
+    if kind == Kind::Text && cell.starts_with(FORMULA_STARTS) { format!("'{cell}") } else { cell }
 }
 
 fn cell(value: &Value) -> String {
@@ -429,5 +450,22 @@ mod erased_serialize {
         fn value(&self) -> serde_json::Value {
             serde_json::to_value(self).unwrap_or_default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formula_cells_of_text_columns_are_neutralised() {
+        for formula in ["=1+1", "+44 141 111 1111", "-2", "@SUM(A1)", "\tx", "\rx"] {
+            assert_eq!(neutral(Text, formula.to_owned()), format!("'{formula}"));
+        }
+        for plain in ["", "Food", "a=b", "'quoted", " =x"] {
+            assert_eq!(neutral(Text, plain.to_owned()), plain);
+        }
+        assert_eq!(neutral(Number, "-4.25".to_owned()), "-4.25", "a negative number stays a number");
+        assert_eq!(neutral(Email, "+x@example.org".to_owned()), "+x@example.org");
     }
 }

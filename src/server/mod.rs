@@ -160,13 +160,20 @@ pub async fn shutdown_signal() {
 }
 
 /// Sets the headers every response carries (behaviour.md, Routing): `Allow`, `Vary`,
-/// the CORS origin ([`headers::COMMON`]), and a JSON `Content-Type` where none was set.
+/// the CORS origin ([`headers::COMMON`]), [`headers::HARDENING`], a JSON `Content-Type`
+/// where none was set, and [`headers::HTML_CSP`] on HTML.
 pub async fn standard_headers(mut response: Response) -> Response {
     let map = response.headers_mut();
     map.insert(header::ALLOW, HeaderValue::from_static(headers::ALLOW));
     map.insert(header::VARY, HeaderValue::from_static(headers::VARY));
     map.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static(headers::ALLOW_ORIGIN));
-    map.entry(header::CONTENT_TYPE).or_insert(HeaderValue::from_static(JSON));
+    for (name, value) in headers::HARDENING {
+        map.insert(name, HeaderValue::from_static(value));
+    }
+    let content_type = map.entry(header::CONTENT_TYPE).or_insert(HeaderValue::from_static(JSON));
+    if content_type.to_str().is_ok_and(headers::is_html) {
+        map.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(headers::HTML_CSP));
+    }
     response
 }
 

@@ -54,6 +54,10 @@ fn assert_api_headers(r: &Response, what: &str) {
     assert!(r.header_list("vary").iter().any(|v| v.eq_ignore_ascii_case("accept")), "{what}: {r:?}");
     assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{what}: {r:?}");
     assert!(r.header("cache-control").is_some(), "{what}: {r:?}");
+    // issue 28: no sniffing anywhere; the HTML views' CSP, on them only.
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"), "{what}: {r:?}");
+    let csp = headers::is_html(r.content_type()).then_some(headers::HTML_CSP);
+    assert_eq!(r.header("content-security-policy"), csp, "{what}: {r:?}");
     assert!(!(300..400).contains(&r.status), "{what}: no redirects: {r:?}");
 }
 
@@ -267,6 +271,13 @@ pub fn accept_headers_agree_with_prefers_html(d: &Deployment) {
     ]
     .map(str::to_owned)
     .to_vec();
+    // Around the cap on what negotiation reads (negotiate::MAX_ACCEPT_BYTES): a range that
+    // ends at the cap counts, one that ends a byte later does not (issue 28).
+    let cap = svcdir::api::negotiate::MAX_ACCEPT_BYTES;
+    let filler = |n: usize| format!("application/x-{}", "y".repeat(n - "application/x-".len()));
+    headers.push(format!("{},text/html", filler(cap - ",text/html".len())));
+    headers.push(format!("{},text/html", filler(cap + 1 - ",text/html".len())));
+    headers.push(format!("application/json;q=0.1,{},text/html", filler(cap)));
     // And many more from a small grammar, the same every run.
     let ranges = ["text/html", "application/json", "text/*", "application/*", "*/*", "image/webp", "Text/Html"];
     let params =
@@ -491,6 +502,18 @@ pub fn unknown_paths_ids_and_slugs_are_404(d: &Deployment) {
         let html = assert_html(&d.send("GET", target, &[("accept", BROWSER)]), 404, target);
         assert!(html.contains("Not found."), "{target}");
         assert_eq!(d.send("POST", target, &[]).status, post, "POST {target}");
+    }
+    // Keys longer than any id or slug (routing::MAX_KEY_LEN), past the file system's name
+    // limit too: not found, as JSON or HTML, with the usual headers (issue 28).
+    let long = "a".repeat(300);
+    for target in [
+        format!("/api/v4/services/{long}"),
+        format!("/api/v4/organisations/{long}/"),
+        format!("/openreferral/services/{long}"),
+    ] {
+        assert_eq!(assert_json(&d.get(&target), 404, &target), not_found, "{target}");
+        let html = assert_html(&d.send("GET", &target, &[("accept", BROWSER)]), 404, &target);
+        assert!(html.contains("Not found."), "{target}");
     }
 }
 

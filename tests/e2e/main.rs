@@ -22,6 +22,7 @@ mod browser;
 mod cases;
 mod deploy;
 mod etag;
+mod hostile;
 mod nginx_only;
 mod rebuild;
 mod replicas;

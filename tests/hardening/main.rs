@@ -5,6 +5,7 @@ use svcdir_testkit::dataset as common;
 
 mod crash;
 mod escaping;
+mod inputs;
 mod limits;
 mod paths;
 mod server;

@@ -168,3 +168,69 @@ fn precompress_leaves_the_downloads_alone() {
     assert_eq!(downloads, ["downloads/openreferral-uk.zip", "downloads/services.ndjson.gz"]);
     assert!(tree.contains_key("openreferral/services/index.json.gz"), "ORUK documents are precompressed");
 }
+
+/// Text that a spreadsheet would run as a formula (OWASP, "CSV Injection") is neutralised
+/// in the tables of the data package: a single quote before it, said in the package's
+/// description; numbers (negative longitudes) stay numbers, and frictionless still
+/// validates the package (issue 28).
+#[test]
+fn formula_cells_are_neutralised_in_the_tables() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    let formulas = [
+        ("services.jsonl", "description", "=HYPERLINK(\"https://evil.example/\",\"Click\")"),
+        ("services.jsonl", "name", "@SUM(1+1)"),
+        ("organisations.jsonl", "description", "-2+3"),
+        ("locations.jsonl", "name", "+cmd|' /C calc'!A0"),
+    ];
+    for (file, field, value) in formulas {
+        let path = input.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let mut first: Value = serde_json::from_str(&lines[0]).unwrap();
+        first[field] = value.into();
+        lines[0] = first.to_string();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    }
+    assert_ok(&common::build(&input, work.path(), &[]));
+    let zip = std::fs::read(work.path().join("public/downloads/openreferral-uk.zip")).unwrap();
+    let entries = unzip(&zip);
+    let package: Value = serde_json::from_slice(&entries[0].1).unwrap();
+    let description = &package["description"];
+    assert!(description.as_str().is_some_and(|d| d.contains("single quote")), "{description}");
+    let mut seen = Vec::new();
+    let mut negative_numbers = 0;
+    for resource in package["resources"].as_array().unwrap() {
+        let name = resource["path"].as_str().unwrap();
+        let (_, bytes) = entries.iter().find(|(n, _)| n == name).unwrap();
+        let fields = resource["schema"]["fields"].as_array().unwrap();
+        for record in csv::Reader::from_reader(&bytes[..]).records() {
+            for (field, cell) in fields.iter().zip(record.unwrap().iter()) {
+                let text = field["type"] == "string" && field["format"].is_null();
+                if text {
+                    assert!(!cell.starts_with(['=', '+', '-', '@', '\t', '\r']), "{name} {}: {cell:?}", field["name"]);
+                    if let Some(value) = cell.strip_prefix('\'') {
+                        seen.push(value.to_owned());
+                    }
+                } else if field["type"] == "number" && cell.starts_with('-') {
+                    cell.parse::<f64>().unwrap_or_else(|e| panic!("{name} {}: {cell:?}: {e}", field["name"]));
+                    negative_numbers += 1;
+                }
+            }
+        }
+    }
+    for (_, _, value) in formulas {
+        assert!(seen.iter().any(|s| s == value), "{value:?} is not in the tables, quoted: {seen:?}");
+    }
+    assert!(negative_numbers > 0, "the fixture's negative longitudes stay numbers");
+
+    let Some(frictionless) = frictionless() else { return };
+    let dir = work.path().join("package");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bytes) in &entries {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let (valid, report) = validate(&frictionless, &dir.join("datapackage.json"));
+    assert!(valid, "{report}");
+}

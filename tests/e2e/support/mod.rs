@@ -165,6 +165,14 @@ impl Deployment {
         self.processes.iter().filter(|p| p.name != "nginx").map(Process::log_text).collect()
     }
 
+    /// nginx's error log (`error.log` of its prefix); "" for the other deployments.
+    pub fn nginx_error_log(&self) -> String {
+        match (&self.kind, &self._prefix) {
+            (Kind::Nginx, Some(prefix)) => fs::read_to_string(prefix.path().join("error.log")).unwrap_or_default(),
+            _ => String::new(),
+        }
+    }
+
     /// GET an absolute URL of the build: its origin must be [`BASE_URL`]; the path and query
     /// are asked of this deployment.
     pub fn follow(&self, url: &str) -> Response {
