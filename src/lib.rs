@@ -29,6 +29,7 @@ pub mod search;
 pub mod server;
 #[doc(hidden)]
 pub mod test_support;
+pub mod tls;
 pub mod validate;
 pub mod views;
 pub mod write;
