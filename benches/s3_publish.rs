@@ -4,8 +4,8 @@
 //! in the same run (issue 13, item 5).
 //!
 //! Both tools come from `target/s3-venv` (`.ci/run` installs `moto[server]` and `awscli`
-//! there); without them the benchmark says so and exits 0. The dataset, the build and the
-//! server's log live under `BENCH_DIR` (default `target/bench-s3`), deleted at the end.
+//! there); without them the benchmark says so and exits 0. The dataset and the build live
+//! under `BENCH_DIR` (default `target/bench-s3`), deleted at the end.
 //!
 //! Run without `--bench` (as `cargo test --all-targets` does) it is a smoke run of 50
 //! services, under `target/bench-s3-smoke`.
@@ -14,27 +14,12 @@
 //! results, default `target/bench-s3-publish.md`).
 
 use std::fmt::Write as _;
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
 const ACCESS_KEY: &str = "bench-key";
 const SECRET_KEY: &str = "bench-secret";
-
-/// The moto server, stopped on drop.
-struct Moto(Child);
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("address").port()
-}
 
 /// Runs `cmd` to completion; its wall time and stdout. Panics when it fails.
 fn timed(cmd: &mut Command) -> (f64, String) {
@@ -98,22 +83,9 @@ fn main() {
     let (files, bytes) = count_files(&public);
     eprintln!("{services} services: {files} files, {:.1} MB", bytes as f64 / 1e6);
 
-    let port = free_port();
-    let log = std::fs::File::create(dir.join("moto.log")).expect("log");
-    let _moto = Moto(
-        Command::new(&moto_bin)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(log.try_clone().expect("log"))
-            .stderr(log)
-            .spawn()
-            .expect("start moto_server"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "moto_server does not listen");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let endpoint = format!("http://127.0.0.1:{port}");
+    // On port 0, the port read back from its log; stopped on drop (svcdir-testkit's).
+    let moto = svcdir_testkit::s3::S3Server::start(&moto_bin, &[]);
+    let endpoint = moto.endpoint();
     let env = [
         ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
         ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
@@ -158,6 +130,6 @@ fn main() {
     }
     println!("{md}");
     std::fs::write(&out, &md).expect("write results");
-    drop(_moto);
+    drop(moto);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -36,7 +36,8 @@ use svcdir::index::SearchIndex;
 use svcdir::views::Publication;
 
 mod support;
-use support::{CLIENT_THREADS, CONNECTIONS, Nginx, Server, nginx_binary, percentile, queries};
+use support::{CLIENT_THREADS, CONNECTIONS, Nginx, Server, percentile, queries};
+use svcdir_testkit::process::nginx_binary;
 
 #[derive(Default)]
 struct Load {
@@ -132,6 +133,7 @@ fn drive(address: &str, queries: Arc<Vec<String>>, warm_up: Duration, duration: 
             let stopper = stop.clone();
             async move {
                 let started = Instant::now();
+                // Deliberate: the load runs for its set length.
                 tokio::time::sleep(length).await;
                 stopper.store(true, Ordering::Relaxed);
                 let mut total = Load::default();
@@ -249,8 +251,11 @@ fn bench(size: usize, seconds: u64, warm_up: Duration, out: &Path) -> Row {
     // alike, where three runs one after another (as before) let one drift apart by ±15 %.
     // 1. The server as deployed: access log on (to a file).
     let (server, ready) = Server::start_with(&index_path, work.path().join("server.log"), true);
-    // The server's own figure, from its start-up line (once it is written).
-    std::thread::sleep(Duration::from_millis(50));
+    // The server's own figure, from its start-up line (once it is written, at most 10 s).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !server.log_text().contains("load_ms=") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let server_load_ms = server
         .log_text()
         .split("load_ms=")

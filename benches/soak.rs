@@ -157,6 +157,7 @@ fn main() {
     loop {
         let at = (f64::from(tick) * interval).min(seconds);
         let deadline = started + Duration::from_secs_f64(at);
+        // Deliberate: one sample every interval.
         std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
         let now = Instant::now();
         let mut latencies = std::mem::take(&mut *shared.latencies_us.lock().expect("lock"));

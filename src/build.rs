@@ -246,10 +246,10 @@ fn file_size(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-/// BLAKE3 over everything a build's output depends on: the program itself, the
+/// XXH3-128 over everything a build's output depends on: the program itself, the
 /// configuration, and every file of the input directory (names and bytes, in name order).
 fn fingerprint(cfg: &BuildConfig) -> Result<String, BuildError> {
-    let mut hasher = blake3::Hasher::new();
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
     hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
     // Any change to the program (rendering, templates) must rebuild.
     if let Some(bytes) = std::env::current_exe().ok().and_then(|exe| std::fs::read(exe).ok()) {
@@ -271,12 +271,12 @@ fn fingerprint(cfg: &BuildConfig) -> Result<String, BuildError> {
         let name = rel.to_string_lossy();
         hasher.update(&(name.len() as u64).to_le_bytes());
         hasher.update(name.as_bytes());
-        let file = std::fs::File::open(entry.path()).map_err(|e| input_error(entry.path(), e))?;
+        let mut file = std::fs::File::open(entry.path()).map_err(|e| input_error(entry.path(), e))?;
         let len = file.metadata().map_err(|e| input_error(entry.path(), e))?.len();
         hasher.update(&len.to_le_bytes());
-        hasher.update_reader(file).map_err(|e| input_error(entry.path(), e))?;
+        std::io::copy(&mut file, &mut hasher).map_err(|e| input_error(entry.path(), e))?;
     }
-    Ok(hasher.finalize().to_hex().to_string())
+    Ok(format!("{:032x}", hasher.digest128()))
 }
 
 #[cfg(test)]

@@ -149,20 +149,46 @@ pub enum ChangesError {
     },
 }
 
-/// Bodies fetched from a [`Source`]: `Ok(None)` when the object does not exist there.
-trait Fetch {
-    fn fetch(&self, what: &Object) -> Result<Option<(String, Vec<u8>)>, ChangesError>;
-}
+/// The largest record page read over HTTP (a page holds at most [`PER_PAGE`] entries).
+const MAX_BODY: usize = 1 << 30;
 
 enum Object {
     State,
     Page(usize),
 }
 
-impl Fetch for Source {
+/// A [`Source`] opened for reading: a folder, or a published site through object_store's
+/// HTTP client (reqwest; the program's one HTTP client and TLS stack), driven by a runtime
+/// of its own since a build is not async.
+enum Reader<'a> {
+    Dir(&'a Path),
+    Http { origin: &'a str, client: reqwest::Client, runtime: tokio::runtime::Runtime },
+}
+
+impl<'a> Reader<'a> {
+    fn open(source: &'a Source) -> Result<Reader<'a>, ChangesError> {
+        match source {
+            Source::Dir(dir) => Ok(Reader::Dir(dir)),
+            Source::Url(origin) => {
+                let read_error = |reason: String| ChangesError::Read { at: origin.clone(), reason };
+                crate::tls::install_crypto_provider();
+                let client = reqwest::Client::builder()
+                    .timeout(std::time::Duration::from_secs(60))
+                    .build()
+                    .map_err(|e| read_error(format!("cannot start an HTTP client: {e}")))?;
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| read_error(format!("cannot start the async runtime: {e}")))?;
+                Ok(Reader::Http { origin, client, runtime })
+            }
+        }
+    }
+
+    /// The object's location and body: `Ok(None)` when the object does not exist there.
     fn fetch(&self, what: &Object) -> Result<Option<(String, Vec<u8>)>, ChangesError> {
         match self {
-            Source::Dir(dir) => {
+            Reader::Dir(dir) => {
                 let rel = match what {
                     Object::State => STATE.to_owned(),
                     Object::Page(n) => format!("{FOLDER}/page/{n}/index.json"),
@@ -175,29 +201,35 @@ impl Fetch for Source {
                     Err(e) => Err(ChangesError::Read { at, reason: e.to_string() }),
                 }
             }
-            Source::Url(origin) => {
+            Reader::Http { origin, client, runtime } => {
                 let url = match what {
                     Object::State => format!("{origin}/{STATE}"),
                     Object::Page(n) => format!("{origin}/{FOLDER}/?format=json&page={n}"),
                 };
-                let agent: ureq::Agent = ureq::Agent::config_builder()
-                    .timeout_global(Some(std::time::Duration::from_secs(60)))
-                    .build()
-                    .into();
                 let read_error = |reason: String| ChangesError::Read { at: url.clone(), reason };
-                match agent.get(&url).header("Accept", "application/json").call() {
-                    Ok(mut response) => {
-                        let bytes = response
-                            .body_mut()
-                            .with_config()
-                            .limit(1 << 30)
-                            .read_to_vec()
-                            .map_err(|e| read_error(e.to_string()))?;
-                        Ok(Some((url.clone(), bytes)))
+                let body = runtime.block_on(async {
+                    let mut response = client
+                        .get(&url)
+                        .header(reqwest::header::ACCEPT, "application/json")
+                        .send()
+                        .await
+                        .map_err(|e| read_error(e.to_string()))?;
+                    if response.status() == reqwest::StatusCode::NOT_FOUND {
+                        return Ok(None);
                     }
-                    Err(ureq::Error::StatusCode(404)) => Ok(None),
-                    Err(e) => Err(read_error(e.to_string())),
-                }
+                    if !response.status().is_success() {
+                        return Err(read_error(format!("HTTP status {}", response.status())));
+                    }
+                    let mut bytes = Vec::new();
+                    while let Some(chunk) = response.chunk().await.map_err(|e| read_error(e.to_string()))? {
+                        if bytes.len() + chunk.len() > MAX_BODY {
+                            return Err(read_error(format!("larger than {MAX_BODY} bytes")));
+                        }
+                        bytes.extend_from_slice(&chunk);
+                    }
+                    Ok(Some(bytes))
+                })?;
+                Ok(body.map(|bytes| (url.clone(), bytes)))
             }
         }
     }
@@ -210,12 +242,13 @@ fn parse<T: serde::de::DeserializeOwned>(at: &str, bytes: &[u8]) -> Result<T, Ch
 /// Reads the previous build's record: `Ok(None)` when the source holds none (the first
 /// build with a record). Its pages are followed until one has no `next`.
 pub fn read_previous(source: &Source) -> Result<Option<Previous>, ChangesError> {
-    let Some((at, bytes)) = source.fetch(&Object::State)? else { return Ok(None) };
+    let reader = Reader::open(source)?;
+    let Some((at, bytes)) = reader.fetch(&Object::State)? else { return Ok(None) };
     let state: State = parse(&at, &bytes)?;
     let mut builds = Vec::new();
     if state.build.is_some() {
         for n in 1.. {
-            let Some((at, bytes)) = source.fetch(&Object::Page(n))? else {
+            let Some((at, bytes)) = reader.fetch(&Object::Page(n))? else {
                 return Err(ChangesError::Read { at: format!("{source} page {n}"), reason: "missing".into() });
             };
             let page: Page = parse(&at, &bytes)?;

@@ -119,7 +119,8 @@ impl Site {
             .layer(middleware::map_response(server::standard_headers))
             .layer(middleware::from_fn(server::cors_preflight))
             .layer(middleware::from_fn(mark_head))
-            .layer(CompressionLayer::new().compress_when(SizeAbove::new(GZIP_MIN_LENGTH).and(NginxGzip)))
+            // tower-http 0.6's SizeAbove takes a u16 (256 fits).
+            .layer(CompressionLayer::new().compress_when(SizeAbove::new(GZIP_MIN_LENGTH as u16).and(NginxGzip)))
             .layer(middleware::map_response(weaken_etag_when_encoded))
             .layer(CatchPanicLayer::custom(|_panic: Box<dyn std::any::Any + Send>| ApiError::Internal.into_response()))
     }

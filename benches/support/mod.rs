@@ -164,11 +164,6 @@ impl Drop for Nginx {
     }
 }
 
-/// The nginx binary, if installed.
-pub fn nginx_binary() -> Option<PathBuf> {
-    ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].iter().map(PathBuf::from).find(|p| p.exists())
-}
-
 impl Nginx {
     /// Serves `/answer.json` (`body`) on a free loopback port with one worker per core and
     /// an access log written to a file, as a deployment would.

@@ -89,6 +89,8 @@ pub fn open(url: &str) -> Result<Target, PublishError> {
     }
     let prefix =
         StorePath::parse(prefix.trim_matches('/')).map_err(|_| bad("the prefix is not a valid object path"))?;
+    // The cloud builders build their HTTP client now: rustls needs its provider first.
+    crate::tls::install_crypto_provider();
     let store: Arc<dyn ObjectStore> = match scheme {
         "s3" => Arc::new(
             AmazonS3Builder::from_env()

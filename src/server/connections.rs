@@ -12,7 +12,7 @@
 //!   head, including the wait for the next request on a kept-alive connection, is closed:
 //!   slow-header (slowloris) and idle clients cannot hold connections.
 //! - On shutdown, accepting stops, idle connections close, and requests in flight are let
-//!   finish for up to [`Limits::request_timeout`] plus [`DRAIN_GRACE`].
+//!   finish for up to [`Limits::request_timeout`] plus [`Limits::drain_grace`] ([`DRAIN_GRACE`]).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -34,8 +34,8 @@ use crate::api::ApiError;
 /// Connections past [`Limits::max_connections`] that are still accepted, to be answered 429.
 pub const OVERFLOW_CONNECTIONS: usize = 256;
 
-/// Time added to [`Limits::request_timeout`] for the requests in flight at shutdown to be
-/// written out to slow readers.
+/// The default of [`Limits::drain_grace`]: time added to [`Limits::request_timeout`] for the
+/// requests in flight at shutdown to be written out to slow readers.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves `router` on `listener` under `limits` until `shutdown` completes, then drains
@@ -88,9 +88,9 @@ pub async fn serve_connections(
     let mut drained = std::pin::pin!(graceful.shutdown());
     let done = std::future::poll_fn(|cx| std::task::Poll::Ready(drained.as_mut().poll(cx).is_ready())).await;
     drop(listener);
-    let drain = limits.request_timeout + DRAIN_GRACE;
+    let drain = limits.request_timeout + limits.drain_grace;
     if !done && tokio::time::timeout(drain, drained).await.is_err() {
-        tracing::warn!("connections still open {} s after shutdown began; closing them", drain.as_secs());
+        tracing::warn!("connections still open {} ms after shutdown began; closing them", drain.as_millis());
     }
     Ok(())
 }

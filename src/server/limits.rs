@@ -42,6 +42,9 @@ pub struct Limits {
     /// starts waiting for it (so also the idle time allowed between kept-alive requests):
     /// past it the connection is closed.
     pub header_timeout: Duration,
+    /// Time added to `request_timeout` at shutdown for the requests in flight to be written
+    /// out to slow readers ([`super::connections::DRAIN_GRACE`] unless a test shortens it).
+    pub drain_grace: Duration,
 }
 
 impl Default for Limits {
@@ -58,6 +61,7 @@ impl Default for Limits {
             // so nginx, not this server, closes its idle connections: no request is ever sent
             // on a connection this server is closing.
             header_timeout: Duration::from_secs(20),
+            drain_grace: super::connections::DRAIN_GRACE,
         }
     }
 }

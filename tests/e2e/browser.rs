@@ -91,10 +91,12 @@ fn html_views_show_the_data_as_text_in_a_browser() {
         svcdir::test_support::skipped("chromium is not installed (.ci/run installs it)");
         return;
     };
-    // Built with the preview's own origin, so the links in the pages lead back to it.
-    let port = support::free_port();
-    let origin = format!("http://127.0.0.1:{port}");
-    let d = support::start_preview_on(Arc::new(Build::new("xss", &origin)), port);
+    // Built with the preview's own origin, so the links in the pages lead back to it: the
+    // port comes first (picked, and picked again if taken before the preview binds it).
+    let d = support::retry_port(|port| {
+        support::start_preview_on(Arc::new(Build::new("xss", &format!("http://127.0.0.1:{port}"))), port)
+    });
+    let origin = d.origin();
     let organisation = "2c5f3b8e-1d44-4c1a-9f0e-6a7b8c9d0e1f";
     let pages: [(&'static str, String); 6] = [
         ("service", "/api/v4/services/city-centre-foodbank/".into()),

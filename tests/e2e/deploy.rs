@@ -6,8 +6,10 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use svcdir_testkit::process::listening_port;
 
 use crate::support::{self, BASE_URL, Build};
 
@@ -86,16 +88,6 @@ fn systemd_units_pass_systemd_analyze_verify() {
     assert!(!search.lines().any(|l| l.starts_with("ReadWritePaths=") || l.starts_with("StateDirectory=")));
 }
 
-/// A child process killed on drop.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn wait_until(what: &str, log: &Path, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !done() {
@@ -125,11 +117,11 @@ fn the_units_command_lines_build_serve_and_reload() {
         }
     };
     copy_fixture("small");
-    let port = support::free_port();
+    // The unit's port, 8081, becomes port 0: the port is read back from the server's log.
     let command_of = |unit_name: &str, key: &str| -> Vec<String> {
         let line = setting(&with_built_binaries(&unit(unit_name)), key);
         let line = line.trim_start_matches(['+', '-']).replace(STATE, state.to_str().expect("utf-8"));
-        line.split_whitespace().map(|word| word.replace("127.0.0.1:8081", &format!("127.0.0.1:{port}"))).collect()
+        line.split_whitespace().map(|word| word.replace("127.0.0.1:8081", "127.0.0.1:0")).collect()
     };
     let run_build = || {
         let build = command_of("svcdir-build.service", "ExecStart");
@@ -152,8 +144,12 @@ fn the_units_command_lines_build_serve_and_reload() {
         .stderr(fs::File::create(&log).expect("log"))
         .spawn()
         .expect("svcdir-search starts");
-    let server = Running(child);
-    wait_until("svcdir-search does not listen", &log, || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+    let server = svcdir_testkit::KillOnDrop(child);
+    let mut port = 0;
+    wait_until("svcdir-search does not listen", &log, || {
+        port = listening_port(&fs::read_to_string(&log).unwrap_or_default()).unwrap_or(0);
+        port != 0
+    });
     let health = support::request(port, "GET", "/healthz", &[]).json();
     assert_eq!((&health["status"], &health["services"]), (&"ok".into(), &6.into()), "{health}");
     assert_eq!(health["index_hash"], manifest_index(), "/healthz shows the build's index");
@@ -232,7 +228,6 @@ fn the_container_image_builds_runs_and_reloads() {
     };
 
     let build = Build::new("small", BASE_URL);
-    let port = support::free_port();
     let name = format!("svcdir-search-test-{}", std::process::id());
     let output = Command::new("podman")
         .args(&global)
@@ -241,17 +236,21 @@ fn the_container_image_builds_runs_and_reloads() {
         .arg("--volume")
         .arg(format!("{}:/data:ro", build.dir().display()))
         .arg(&tag)
-        .args(["--index", "/data/search.idx", "--listen", &format!("127.0.0.1:{port}"), "--log-format", "json"])
+        .args(["--index", "/data/search.idx", "--listen", "127.0.0.1:0", "--log-format", "json"])
         .output()
         .expect("podman run");
     assert!(output.status.success(), "podman run:\n{}", text(&output));
     let _container = Cleanup([global.clone(), vec!["rm".into(), "--force".into(), name.clone()]].concat());
     let logs = || text(&Command::new("podman").args(&global).args(["logs", &name]).output().expect("podman logs"));
+    // On the host's network, port 0: the port read back from the server's log.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+    let port = loop {
+        if let Some(port) = listening_port(&logs()) {
+            break port;
+        }
         assert!(Instant::now() < deadline, "the container does not listen:\n{}", logs());
         std::thread::sleep(Duration::from_millis(50));
-    }
+    };
     let health = support::request(port, "GET", "/healthz", &[]).json();
     let hash = svcdir::write::content_hash(&fs::read(&build.index).expect("index"));
     assert_eq!((&health["services"], &health["index_hash"]), (&6.into(), &hash.clone().into()), "{health}");

@@ -3,7 +3,7 @@
 //! client request fails. Loopback only; the load loop is bounded in time.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -28,7 +28,7 @@ const KILL_AT: Duration = Duration::from_millis(1500);
 
 /// A `svcdir-search` on a port of its own choosing (`--listen 127.0.0.1:0`); killed on drop.
 struct Replica {
-    child: Child,
+    child: svcdir_testkit::KillOnDrop,
     address: String,
 }
 
@@ -44,7 +44,7 @@ impl Replica {
             .stderr(file)
             .spawn()
             .expect("svcdir-search starts");
-        let mut replica = Replica { child, address: String::new() };
+        let mut replica = Replica { child: svcdir_testkit::KillOnDrop(child), address: String::new() };
         let deadline = Instant::now() + Duration::from_secs(20);
         while replica.address.is_empty() {
             let text = std::fs::read_to_string(&log).unwrap_or_default();
@@ -69,14 +69,6 @@ impl Replica {
     fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            self.kill();
-        }
     }
 }
 
@@ -209,6 +201,7 @@ fn a_replica_killed_under_load_loses_no_request() {
             .map(|c| tokio::spawn(client(port, c, expected.clone(), stop.clone(), killed.clone())))
             .collect();
         let started = Instant::now();
+        // Deliberate: load of a fixed length, a replica killed in its middle (not a wait).
         tokio::time::sleep(KILL_AT).await;
         // Both blocking calls are short: a signal and a wait for an exited child.
         a.kill();

@@ -140,6 +140,7 @@ fn kill_9_during_a_build_leaves_the_published_output_intact() {
             .stderr(Stdio::null())
             .spawn()
             .expect("svcdir starts");
+        // Deliberate: the kill lands at a random moment of the build.
         std::thread::sleep(offset);
         // `Child::kill` is SIGKILL on Unix; the build may have finished just before it.
         let _ = child.kill();

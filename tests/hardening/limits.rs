@@ -78,6 +78,7 @@ async fn headers_over_16_kib_get_431_json() {
 #[tokio::test]
 async fn a_request_over_the_time_limit_gets_408_json_and_closes() {
     let router = Router::new()
+        // Deliberate: a handler far slower than the limit, which the timeout must cut.
         .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(30)).await }))
         .route("/fast", get(|| async { "{}" }));
     let limits = Limits { request_timeout: Duration::from_millis(100), ..Limits::default() };
@@ -285,6 +286,7 @@ async fn connections_past_the_limit_get_429_json_and_are_closed_then_later_ones_
     }
     let mut waiting_sender = connect(address).await;
     let waiting = tokio::spawn(async move { send(&mut waiting_sender, SEARCH).await.0 });
+    // Deliberate: a while in which nothing may happen (no condition to wait for).
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!waiting.is_finished(), "a connection past every limit was served");
     // ...and is served normally once the connections ahead of it have gone.
@@ -318,30 +320,39 @@ async fn a_client_slow_to_send_its_headers_or_idle_that_long_is_disconnected() {
     let mut busy = connect(address).await;
     for _ in 0..8 {
         assert_eq!(send(&mut busy, SEARCH).await.0, 200);
+        // Deliberate rate: requests 100 ms apart, 800 ms in all, past the 300 ms timeout.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
 /// On shutdown the requests in flight may finish, but a client that never completes its
-/// request cannot hold the process: the drain ends after the request time limit plus
-/// `DRAIN_GRACE`, well before the header timeout would have closed that connection.
+/// request cannot hold the process: the drain ends after the request time limit plus the
+/// drain grace, well before the header timeout would have closed that connection. Both are
+/// shortened here (the defaults, 5 s + 5 s, are the same code path).
 #[tokio::test]
 async fn the_drain_at_shutdown_is_bounded() {
     let limits = Limits {
         request_timeout: Duration::from_millis(100),
+        drain_grace: Duration::from_millis(100),
         header_timeout: Duration::from_secs(120),
+        // One connection: a second one answered 429 shows the stuck one was accepted.
+        max_connections: 1,
         ..Limits::default()
     };
     let Running { address, stop, task: server } = start_server(limits).await;
     let mut stuck = tokio::net::TcpStream::connect(address).await.expect("connects");
     stuck.write_all(b"GET /api/v4/services/?postcode=G2+1AL HTTP/1.1\r\nHost: x\r\n").await.expect("write");
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut probe = tokio::net::TcpStream::connect(address).await.expect("connects");
+    probe.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").await.expect("write");
+    let answer = read_to_close(&mut probe, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 429 "), "the stuck connection holds the one slot: {answer}");
 
     let started = std::time::Instant::now();
     stop.send(()).expect("server running");
     let result = tokio::time::timeout(Duration::from_secs(60), server).await.expect("the drain ended");
     result.expect("join").expect("serve returns Ok");
     let took = started.elapsed();
-    let bound = limits.request_timeout + svcdir::server::connections::DRAIN_GRACE;
-    assert!(took >= Duration::from_millis(200) && took < bound + Duration::from_secs(5), "drained in {took:?}");
+    let bound = limits.request_timeout + limits.drain_grace;
+    assert!(took >= bound && took < bound + Duration::from_secs(5), "drained in {took:?}");
+    assert_eq!(Limits::default().drain_grace, svcdir::server::connections::DRAIN_GRACE);
 }

@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Empty};
@@ -133,8 +133,9 @@ struct Seen {
     names: Vec<String>,
 }
 
-/// One keep-alive client: GET [`QUERY`] until `stop`, at most `limit` times.
-async fn client(address: String, stop: Arc<AtomicBool>, limit: usize) -> Seen {
+/// One keep-alive client: GET [`QUERY`] until `stop`, at most `limit` times; `answered`
+/// counts its answers as they come, for the test to wait on.
+async fn client(address: String, stop: Arc<AtomicBool>, limit: usize, answered: Arc<AtomicUsize>) -> Seen {
     let mut seen = Seen::default();
     let stream = tokio::net::TcpStream::connect(&address).await.expect("connects");
     let (mut sender, connection) =
@@ -153,6 +154,7 @@ async fn client(address: String, stop: Arc<AtomicBool>, limit: usize) -> Seen {
                     Ok(body) if status == 200 => {
                         seen.ok += 1;
                         seen.names.push(first_name(&body.to_bytes()));
+                        answered.fetch_add(1, Ordering::SeqCst);
                     }
                     Ok(_) => seen.failures.push(format!("status {status}")),
                     Err(err) => seen.failures.push(format!("body: {err}")),
@@ -181,9 +183,13 @@ fn ten_sighups_under_load_swap_in_each_new_index_with_zero_failed_requests() {
 
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let stop = Arc::new(AtomicBool::new(false));
-    let clients: Vec<_> =
-        (0..4).map(|_| runtime.spawn(client(server.address.clone(), stop.clone(), 100_000))).collect();
-    std::thread::sleep(Duration::from_millis(300));
+    let answered: Vec<Arc<AtomicUsize>> = (0..4).map(|_| Arc::default()).collect();
+    let clients: Vec<_> = answered
+        .iter()
+        .map(|count| runtime.spawn(client(server.address.clone(), stop.clone(), 100_000, count.clone())))
+        .collect();
+    // Every client answered by the first index before the first SIGHUP.
+    wait_for_answers(&answered, 1);
 
     let mut hashes = vec![health["index_hash"].as_str().expect("a hash").to_owned()];
     for n in 1..=RELOADS {
@@ -201,7 +207,8 @@ fn ten_sighups_under_load_swap_in_each_new_index_with_zero_failed_requests() {
         // And answered: new requests get the new data.
         let (status, _, body) = server.get(QUERY);
         assert_eq!((status, first_name(&body)), (200, name_of(n)));
-        std::thread::sleep(Duration::from_millis(50));
+        // Load between the reloads: each client answered again.
+        wait_for_answers(&answered, 1);
     }
     let last = server.health();
 
@@ -222,7 +229,8 @@ fn ten_sighups_under_load_swap_in_each_new_index_with_zero_failed_requests() {
     assert_eq!((&health["services"], &health["index_hash"]), (&last["services"], &last["index_hash"]), "{health}");
     let (status, _, body) = server.get(QUERY);
     assert_eq!((status, first_name(&body)), (200, name_of(RELOADS)), "the old index still answers");
-    std::thread::sleep(Duration::from_millis(200));
+    // Two more answers each: the second was asked after this point, of the last index.
+    wait_for_answers(&answered, 2);
     stop.store(true, Ordering::SeqCst);
 
     let seen: Vec<Seen> = runtime.block_on(async { futures_join(clients).await }).into_iter().collect();
@@ -254,6 +262,27 @@ fn ten_sighups_under_load_swap_in_each_new_index_with_zero_failed_requests() {
     assert_eq!(server.wait_exit().code(), Some(0));
 }
 
+/// Waits until every load client has had `more` answers since now (at most 30 s).
+fn wait_for_answers(answered: &[Arc<AtomicUsize>], more: usize) {
+    let since: Vec<usize> = answered.iter().map(|count| count.load(Ordering::SeqCst)).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while answered.iter().zip(&since).any(|(count, &since)| count.load(Ordering::SeqCst) < since + more) {
+        assert!(Instant::now() < deadline, "the load clients stopped getting answers");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Sockets the process `pid` holds open (its listener and the connections it accepted).
+fn sockets_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+                .filter(|target| target.to_string_lossy().starts_with("socket:"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
 async fn futures_join(handles: Vec<tokio::task::JoinHandle<Seen>>) -> Vec<Seen> {
     let mut all = Vec::new();
     for handle in handles {
@@ -268,9 +297,10 @@ fn sigterm_lets_the_requests_in_flight_finish_then_exits_0() {
     let index: PathBuf = work.path().join("search.idx");
     write_index(&index, &directory());
     let mut server = Server::start(&index, &[]);
+    let sockets_before = sockets_of(server.child.id());
 
     // 32 requests in flight: each head sent but its last line held back, so that the server
-    // has begun reading every one of them when SIGTERM arrives.
+    // has accepted every one of them when SIGTERM arrives.
     let mut streams: Vec<TcpStream> = (0..32)
         .map(|_| {
             let mut stream = TcpStream::connect(&server.address).expect("connects");
@@ -279,7 +309,12 @@ fn sigterm_lets_the_requests_in_flight_finish_then_exits_0() {
             stream
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
+    // Accepted: the server process holds a socket for each (Linux's /proc).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while sockets_of(server.child.id()) < sockets_before + streams.len() {
+        assert!(Instant::now() < deadline, "the server did not accept the 32 connections");
+        std::thread::sleep(Duration::from_millis(2));
+    }
     server.signal("-TERM");
     // The listener closes at once: from then on the server is draining.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -315,23 +350,34 @@ fn a_log_that_cannot_be_written_loses_no_request() {
     let work = tempfile::tempdir().expect("temp dir");
     let index: PathBuf = work.path().join("search.idx");
     write_index(&index, &directory());
-    // Its log cannot say where it listens: pick the port first.
-    let address = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_svcdir-search"))
-        .args(["--index", index.to_str().expect("utf-8"), "--listen", &address.to_string()])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(full)
-        .spawn()
-        .expect("starts");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(address).is_err() {
-        assert!(Instant::now() < deadline && matches!(child.try_wait(), Ok(None)), "server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // Its log cannot say where it listens: pick a port first, and another if a parallel
+    // test took it before the server bound it (the server then exits at once).
+    let start = |address: std::net::SocketAddr| {
+        let mut child = svcdir_testkit::KillOnDrop(
+            std::process::Command::new(env!("CARGO_BIN_EXE_svcdir-search"))
+                .args(["--index", index.to_str().expect("utf-8"), "--listen", &address.to_string()])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(full.try_clone().expect("/dev/full"))
+                .spawn()
+                .expect("starts"),
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(address).is_err() {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(format!("exited with {status}: port {} in use?", address.port()));
+            }
+            assert!(Instant::now() < deadline, "server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok((child, address))
+    };
+    let (mut child, address) =
+        svcdir_testkit::process::retry_port(|port| start(std::net::SocketAddr::from(([127, 0, 0, 1], port))));
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let seen = runtime.block_on(async {
-        let clients = (0..4).map(|_| tokio::spawn(client(address.to_string(), Arc::new(AtomicBool::new(false)), 50)));
+        let clients = (0..4)
+            .map(|_| tokio::spawn(client(address.to_string(), Arc::new(AtomicBool::new(false)), 50, Arc::default())));
         futures_join(clients.collect()).await
     });
     for s in &seen {

@@ -3,12 +3,11 @@
 //! published site over HTTP (here `svcdir serve` on a loopback port, serving a first build).
 
 use std::fs;
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use serde_json::{Value, json};
+use svcdir_testkit::process::Process;
 
 use crate::common::{self, assert_ok, fixture};
 
@@ -95,36 +94,15 @@ fn a_rebuild_records_exactly_the_changed_and_the_removed_service() {
     assert_eq!(fs::read(public.join("changes/index.json")).unwrap(), before, "no entry for an unchanged rebuild");
 }
 
-/// `svcdir serve` of a build, stopped when dropped.
-struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(work: &Path) -> (Served, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let listen = format!("127.0.0.1:{port}");
-    let child = Command::new(env!("CARGO_BIN_EXE_svcdir"))
-        .args(["serve", "--public"])
-        .arg(work.join("public"))
-        .arg("--index")
-        .arg(work.join("search.idx"))
-        .args(["--listen", &listen])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("svcdir serve starts");
-    let served = Served(child);
-    let started = Instant::now();
-    while TcpStream::connect(&listen).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(20), "svcdir serve did not listen on {listen}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (served, format!("http://{listen}"))
+/// `svcdir serve` of a build on port 0 (the port read back from its log), stopped when
+/// dropped; and its origin.
+fn serve(work: &Path) -> (Process, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir"));
+    command.args(["serve", "--public"]).arg(work.join("public")).arg("--index").arg(work.join("search.idx"));
+    command.args(["--listen", "127.0.0.1:0"]);
+    let served = Process::spawn_on_port_0("svcdir serve", command, work.join("serve.log"));
+    let origin = format!("http://127.0.0.1:{}", served.port);
+    (served, origin)
 }
 
 #[test]

@@ -21,6 +21,8 @@ pub struct Counts {
     pub failed: AtomicUsize,
     /// PUT requests passed on to the server.
     pub puts: AtomicUsize,
+    /// Requests received and not yet answered (or abandoned by the client).
+    pub in_flight: AtomicUsize,
     /// The requests passed on, in the order they started and finished: (finished?, method,
     /// path and query).
     pub events: std::sync::Mutex<Vec<(bool, String, String)>>,
@@ -30,6 +32,15 @@ impl Counts {
     fn event(&self, done: bool, method: &hyper::Method, uri: &hyper::Uri) {
         let target = uri.path_and_query().map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
         self.events.lock().unwrap_or_else(|p| p.into_inner()).push((done, method.to_string(), target));
+    }
+}
+
+/// Counts a request out of [`Counts::in_flight`] when dropped.
+struct InFlight(Arc<Counts>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -87,6 +98,9 @@ async fn handle(
     counts: Arc<Counts>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let n = counts.requests.fetch_add(1, Ordering::SeqCst) + 1;
+    counts.in_flight.fetch_add(1, Ordering::SeqCst);
+    // Counted down however this ends: answered, or dropped with its connection.
+    let _in_flight = InFlight(counts.clone());
     let (parts, body) = request.into_parts();
     let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     if fail_every > 0 && n.is_multiple_of(fail_every) {
@@ -95,6 +109,7 @@ async fn handle(
         let xml = "<?xml version=\"1.0\"?><Error><Code>InternalError</Code><Message>injected by the test proxy</Message></Error>";
         return Ok(Response::builder().status(status).body(Full::new(Bytes::from(xml))).expect("response"));
     }
+    // The deliberate slowness of a store under load (a rate, not a wait for something).
     tokio::time::sleep(delay).await;
     if parts.method == hyper::Method::PUT {
         counts.puts.fetch_add(1, Ordering::SeqCst);

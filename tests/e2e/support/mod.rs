@@ -7,16 +7,14 @@
 
 #![allow(dead_code)]
 
-pub mod http;
-
 use std::fs;
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
 
-pub use http::{Response, request};
+// Moved to svcdir-testkit (issue 23); re-exported so the suite's calls stay as they were.
+pub use svcdir_testkit::http::{Response, request};
+pub use svcdir_testkit::process::{Process, free_port, nginx_binary, retry_port};
 
 /// Origin of every absolute URL in the shared build: links are followed by replacing it with
 /// the deployment's origin (and the test checks it never comes from the Host header).
@@ -189,16 +187,31 @@ pub fn preview() -> Arc<Deployment> {
     shared(&SHARED, || start_preview(small_build()))
 }
 
-/// Starts `svcdir serve` over `build` on a free port.
+/// svcdir-search over `build`'s index, on port 0 (the port read back from its log).
+fn search_process(build: &Build) -> Process {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir-search"));
+    command.arg("--index").arg(&build.index).args(["--listen", "127.0.0.1:0"]);
+    Process::spawn_on_port_0("svcdir-search", command, build.dir().join(format!("search-{n}.log")))
+}
+
+/// Starts `svcdir serve` over `build` on port 0 (the port read back from its log).
 pub fn start_preview(build: Arc<Build>) -> Deployment {
-    let process = retry_port(|port| preview_process(&build, port));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir"));
+    command.arg("serve").arg("--public").arg(&build.public).arg("--index").arg(&build.index);
+    command.args(["--listen", "127.0.0.1:0"]);
+    let process = Process::spawn_on_port_0("svcdir serve", command, build.dir().join(format!("serve-any-{n}.log")));
     Deployment { kind: Kind::Preview, port: process.port, build, processes: vec![process], _prefix: None, s3: None }
 }
 
-/// Starts `svcdir serve` over `build` on `port` (for a build made for that port).
-pub fn start_preview_on(build: Arc<Build>, port: u16) -> Deployment {
-    let process = preview_process(&build, port).unwrap_or_else(|e| panic!("{e}"));
-    Deployment { kind: Kind::Preview, port, build, processes: vec![process], _prefix: None, s3: None }
+/// Starts `svcdir serve` over `build` on `port` (for a build made for that port); the error
+/// says why it did not listen (for [`retry_port`]).
+pub fn start_preview_on(build: Arc<Build>, port: u16) -> Result<Deployment, String> {
+    let process = preview_process(&build, port)?;
+    Ok(Deployment { kind: Kind::Preview, port, build, processes: vec![process], _prefix: None, s3: None })
 }
 
 fn preview_process(build: &Build, port: u16) -> Result<Process, String> {
@@ -213,28 +226,6 @@ fn preview_process(build: &Build, port: u16) -> Result<Process, String> {
         .arg("--listen")
         .arg(format!("127.0.0.1:{port}"));
     Process::spawn("svcdir serve", command, log, port)
-}
-
-/// Starts a process on a free port, again on another port if a parallel test took the
-/// first one between its release and the child's bind.
-fn retry_port(mut start: impl FnMut(u16) -> Result<Process, String>) -> Process {
-    let mut failures = Vec::new();
-    for _ in 0..3 {
-        match start(free_port()) {
-            Ok(process) => return process,
-            Err(e) if e.to_ascii_lowercase().contains("in use") => failures.push(e),
-            Err(e) => panic!("{e}"),
-        }
-    }
-    panic!("no free port after 3 tries:\n{}", failures.join("\n"))
-}
-
-/// Where nginx is, if installed.
-pub fn nginx_binary() -> Option<PathBuf> {
-    let candidates = std::env::var_os("PATH")
-        .map(|path| std::env::split_paths(&path).map(|dir| dir.join("nginx")).collect::<Vec<_>>())
-        .unwrap_or_default();
-    candidates.into_iter().chain(["/usr/sbin/nginx".into(), "/usr/local/sbin/nginx".into()]).find(|p| p.is_file())
 }
 
 /// nginx + svcdir-search over the shared small build; `None` (after saying so) when nginx
@@ -271,12 +262,7 @@ pub fn start_nginx(binary: &Path, build: Arc<Build>, start_search: bool, extra: 
     let mut processes = Vec::new();
     let mut search = extra.to_vec();
     if start_search {
-        let process = retry_port(|port| {
-            let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir-search"));
-            command.arg("--index").arg(&build.index).arg("--listen").arg(format!("127.0.0.1:{port}"));
-            let log = build.dir().join(format!("search-{port}.log"));
-            Process::spawn("svcdir-search", command, log, port)
-        });
+        let process = search_process(&build);
         search.push(format!("127.0.0.1:{}", process.port));
         processes.push(process);
     }
@@ -327,12 +313,7 @@ pub fn start_worker(binary: &Path, s3: Arc<svcdir_testkit::s3::S3Server>, build:
     let env = svcdir_testkit::s3::S3Server::env_for(&s3.endpoint());
     let output = svcdir_testkit::s3::publish(&build.public, &format!("s3://{bucket}/site"), &env, &[]);
     assert!(output.status.success(), "svcdir publish failed:\n{}", String::from_utf8_lossy(&output.stderr));
-    let search = retry_port(|port| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_svcdir-search"));
-        command.arg("--index").arg(&build.index).arg("--listen").arg(format!("127.0.0.1:{port}"));
-        let log = build.dir().join(format!("search-{port}.log"));
-        Process::spawn("svcdir-search", command, log, port)
-    });
+    let search = search_process(&build);
     let mut dir = None;
     let worker = retry_port(|port| {
         let config = tempfile::Builder::new().prefix("svcdir-worker-").tempdir().expect("temp dir");
@@ -357,72 +338,4 @@ pub fn start_worker(binary: &Path, s3: Arc<svcdir_testkit::s3::S3Server>, build:
     });
     let port = worker.port;
     Deployment { kind: Kind::Worker, port, build, processes: vec![worker, search], _prefix: dir, s3: Some(s3) }
-}
-
-/// A free port on 127.0.0.1: bound, read, released.
-pub fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    listener.local_addr().expect("local address").port()
-}
-
-/// A child process, stopped in `Drop` (SIGTERM, then SIGKILL after 5 s).
-#[derive(Debug)]
-struct Process {
-    name: &'static str,
-    child: Child,
-    log: PathBuf,
-    port: u16,
-}
-
-impl Process {
-    /// Spawns `command` with stdout and stderr to `log` and waits until it accepts
-    /// connections on `port`; the error carries the log when it exits first.
-    fn spawn(name: &'static str, mut command: Command, log: PathBuf, port: u16) -> Result<Process, String> {
-        let file = fs::File::create(&log).expect("log file");
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(file.try_clone().expect("log file"))
-            .stderr(file)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
-        let mut process = Process { name, child, log, port };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Ok(process);
-            }
-            if let Ok(Some(status)) = process.child.try_wait() {
-                return Err(format!("{name} exited with {status} before listening:\n{}", process.log_text()));
-            }
-            if Instant::now() > deadline {
-                panic!("{name} does not listen on {port} after 20 s:\n{}", process.log_text());
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    fn log_text(&self) -> String {
-        fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        if let Ok(Some(_)) = self.child.try_wait() {
-            return;
-        }
-        // SIGTERM: nginx's master then stops its workers; the Rust servers stop gracefully.
-        let pid = rustix::process::Pid::from_child(&self.child);
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        eprintln!("{} did not stop on SIGTERM; killing it", self.name);
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }

@@ -1,13 +1,17 @@
 //! What svcdir's integration test targets (`tests/it`, `tests/e2e`, `tests/hardening`,
 //! `tests/search`, `tests/publish`) share, as a crate of its own so that no target includes
 //! another's files: the real binaries ([`bin`]), datasets and built trees ([`dataset`]),
-//! `svcdir-search` as a running process ([`search_server`]), and an S3-compatible server
-//! ([`s3`]). The in-memory test directory is the library's own
+//! `svcdir-search` as a running process ([`search_server`]), an S3-compatible server
+//! ([`s3`]), a plain HTTP/1.1 client ([`http`]), a test certificate for HTTPS on loopback ([`tls`]), other servers as child
+//! processes on loopback ports ([`process`]). The in-memory test directory is the library's own
 //! (`svcdir::test_support::directory`), so unit tests use it too.
 
 pub mod dataset;
+pub mod http;
+pub mod process;
 pub mod s3;
 pub mod search_server;
+pub mod tls;
 
 use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
@@ -58,9 +62,21 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let stream = tokio::net::TcpStream::connect(address).await.expect("connects");
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.expect("handshake");
+    try_one_request(address, request).await.unwrap_or_else(|e| panic!("{address}: {e}"))
+}
+
+/// [`one_request`], its failure (no connection, no answer) returned.
+pub async fn try_one_request<B>(
+    address: &str,
+    request: hyper::Request<B>,
+) -> Result<hyper::Response<hyper::body::Incoming>, Box<dyn std::error::Error + Send + Sync>>
+where
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let stream = tokio::net::TcpStream::connect(address).await?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
     tokio::spawn(connection);
-    sender.send_request(request).await.expect("a response")
+    Ok(sender.send_request(request).await?)
 }

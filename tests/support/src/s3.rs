@@ -1,18 +1,19 @@
 //! A real S3-compatible server for the tests: `moto_server` (PyPI `moto[server]`, installed
-//! by `.ci/run` into `target/s3-venv`), started on a free loopback port, with helpers to
+//! by `.ci/run` into `target/s3-venv`), started on loopback port 0 (over HTTP, or HTTPS with
+//! a test certificate from [`crate::tls`]), with helpers to
 //! make buckets, run `svcdir publish` against it and read back what a bucket holds.
 //! Used by the `publish` and `e2e` test targets.
 
 use std::collections::BTreeMap;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as StorePath;
-use object_store::{Attribute, ObjectStore, ObjectStoreExt};
+use object_store::{Attribute, Certificate, ClientOptions, ObjectStore, ObjectStoreExt};
 
 /// Where `moto_server` is: `$SVCDIR_MOTO_SERVER`, else `target/s3-venv/bin/moto_server`.
 pub fn moto_binary() -> Option<PathBuf> {
@@ -27,8 +28,12 @@ pub fn moto_binary() -> Option<PathBuf> {
 pub struct S3Server {
     /// Its port on 127.0.0.1.
     pub port: u16,
-    child: Child,
-    log: tempfile::NamedTempFile,
+    /// Killed when the server is dropped.
+    _child: crate::KillOnDrop,
+    /// Its output, removed with it.
+    _log: tempfile::NamedTempFile,
+    /// The CA that signed its certificate, when it answers HTTPS.
+    ca: Option<PathBuf>,
 }
 
 /// The access key every test uses (moto accepts any unless it checks credentials).
@@ -58,34 +63,53 @@ impl S3Server {
 
     /// A server of its own, with extra environment (e.g. moto's credential checks).
     pub fn start(binary: &Path, env: &[(&str, &str)]) -> S3Server {
-        let port = free_port();
+        S3Server::spawn(binary, env, &[], None)
+    }
+
+    /// A server of its own answering HTTPS only, with `tls`'s certificate for 127.0.0.1.
+    pub fn start_https(binary: &Path, tls: &crate::tls::TestCertificate) -> S3Server {
+        let args = ["--ssl-cert".as_ref(), tls.cert.as_os_str(), "--ssl-key".as_ref(), tls.key.as_os_str()];
+        S3Server::spawn(binary, &[], &args, Some(tls.ca.clone()))
+    }
+
+    /// Starts moto on port 0 and reads the port it got back from its log (werkzeug's
+    /// "Running on http://127.0.0.1:PORT"): no port is picked and released first.
+    fn spawn(binary: &Path, env: &[(&str, &str)], args: &[&std::ffi::OsStr], ca: Option<PathBuf>) -> S3Server {
         let log = tempfile::NamedTempFile::new().expect("log file");
         let child = Command::new(binary)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .args(["-H", "127.0.0.1", "-p", "0"])
+            .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(log.reopen().expect("log"))
             .stderr(log.reopen().expect("log"))
             .spawn()
             .expect("start moto_server");
-        let mut server = S3Server { port, child, log };
+        let mut child = crate::KillOnDrop(child);
+        let scheme = if ca.is_some() { "https" } else { "http" };
+        let running_on = format!("Running on {scheme}://127.0.0.1:");
         let deadline = Instant::now() + Duration::from_secs(60);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(status)) = server.child.try_wait() {
-                panic!(
-                    "moto_server exited with {status}: {}",
-                    std::fs::read_to_string(server.log.path()).unwrap_or_default()
-                );
+        let port = loop {
+            let text = std::fs::read_to_string(log.path()).unwrap_or_default();
+            let port = text.lines().find_map(|line| line.split_once(&running_on)?.1.trim().parse::<u16>().ok());
+            if let Some(port) = port
+                && TcpStream::connect(("127.0.0.1", port)).is_ok()
+            {
+                break port;
             }
-            assert!(Instant::now() < deadline, "moto_server does not listen after 60 s");
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("moto_server exited with {status}: {text}");
+            }
+            assert!(Instant::now() < deadline, "moto_server does not listen after 60 s: {text}");
             std::thread::sleep(Duration::from_millis(50));
-        }
-        server
+        };
+        S3Server { port, _child: child, _log: log, ca }
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (`https://` for [`S3Server::start_https`]).
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        let scheme = if self.ca.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
     }
 
     /// Makes a bucket (a fresh name each time, so tests sharing the server never meet).
@@ -93,7 +117,10 @@ impl S3Server {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("{label}-{}-{n}", std::process::id());
-        let status = send(self.port, "PUT", &format!("/{name}"));
+        let status = match &self.ca {
+            None => send(self.port, "PUT", &format!("/{name}")),
+            Some(ca) => send_https(&self.endpoint(), ca, "PUT", &format!("/{name}")),
+        };
         assert_eq!(status, 200, "cannot create bucket {name}");
         name
     }
@@ -128,14 +155,7 @@ impl S3Server {
 
     /// Every object under `bucket/prefix`, by path relative to the prefix.
     pub fn objects(&self, bucket: &str, prefix: &str) -> BTreeMap<String, StoredObject> {
-        read_objects(&self.endpoint(), bucket, prefix)
-    }
-}
-
-impl Drop for S3Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        read_objects_trusting(&self.endpoint(), bucket, prefix, self.ca.as_deref())
     }
 }
 
@@ -157,9 +177,26 @@ pub struct StoredObject {
 /// Reads back a bucket through the S3 API (object_store, the same client as the publish,
 /// but only its read side).
 pub fn read_objects(endpoint: &str, bucket: &str, prefix: &str) -> BTreeMap<String, StoredObject> {
+    read_objects_trusting(endpoint, bucket, prefix, None)
+}
+
+/// [`read_objects`] over HTTPS, trusting the CA certificate (PEM) `ca` when given.
+pub fn read_objects_trusting(
+    endpoint: &str,
+    bucket: &str,
+    prefix: &str,
+    ca: Option<&Path>,
+) -> BTreeMap<String, StoredObject> {
+    svcdir::tls::install_crypto_provider();
+    let mut options = ClientOptions::new();
+    if let Some(ca) = ca {
+        let pem = std::fs::read(ca).expect("read the CA certificate");
+        options = options.with_root_certificate(Certificate::from_pem(&pem).expect("a PEM certificate"));
+    }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
         let store = AmazonS3Builder::new()
+            .with_client_options(options)
             .with_bucket_name(bucket)
             .with_endpoint(endpoint)
             .with_allow_http(true)
@@ -231,7 +268,16 @@ pub fn send_body(port: u16, method: &str, target: &str, body: Vec<u8>) -> u16 {
     })
 }
 
-/// A free port on 127.0.0.1.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("address").port()
+/// Sends one request without a body or credentials to an HTTPS `origin` whose certificate
+/// `ca` (PEM) signed, through reqwest (object_store's client); the status.
+pub fn send_https(origin: &str, ca: &Path, method: &str, target: &str) -> u16 {
+    svcdir::tls::install_crypto_provider();
+    let pem = std::fs::read(ca).expect("read the CA certificate");
+    let ca = reqwest::Certificate::from_pem(&pem).expect("a PEM certificate");
+    let client = reqwest::Client::builder().tls_certs_only([ca]).build().expect("HTTPS client");
+    let method = reqwest::Method::from_bytes(method.as_bytes()).expect("a method");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        client.request(method, format!("{origin}{target}")).send().await.expect("a response").status().as_u16()
+    })
 }

@@ -1,6 +1,7 @@
 //! A plain HTTP/1.1 client on hyper: one connection per request, the request-target sent
 //! exactly as written (so `..`, `%2f` and `//` reach the server), no redirects followed, no
-//! headers added but `Host`, and the body as received (not decompressed).
+//! headers added but `Host`, and the body as received (not decompressed). Moved here from
+//! the e2e suite's support module (issue 23), which re-exports it.
 
 use std::time::Duration;
 
@@ -69,12 +70,6 @@ async fn send(
     target: &str,
     headers: &[(&str, &str)],
 ) -> Result<Response, Box<dyn std::error::Error + Send + Sync>> {
-    let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
-    let io = hyper_util::rt::TokioIo::new(stream);
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(io).await?;
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
     let mut builder = Request::builder().method(method).uri(target);
     if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
         builder = builder.header("host", format!("127.0.0.1:{port}"));
@@ -82,7 +77,7 @@ async fn send(
     for (name, value) in headers {
         builder = builder.header(*name, *value);
     }
-    let response = sender.send_request(builder.body(Empty::<Bytes>::new())?).await?;
+    let response = crate::try_one_request(&format!("127.0.0.1:{port}"), builder.body(Empty::<Bytes>::new())?).await?;
     let status = response.status().as_u16();
     let headers = response
         .headers()
