@@ -13,9 +13,11 @@ INDEX ?= build/search.idx
 build:
 	$(CARGO) run --release --bin svcdir -- build --input $(INPUT) --output $(OUTPUT) --index $(INDEX) --base-url $(BASE_URL)
 
-## test: unit, integration, snapshot and property tests
+## test: unit, integration, snapshot and property tests (builds skip the flush to disk,
+## SVCDIR_UNSAFE_NO_SYNC=1, as syncfs on a shared disk costs seconds; tests/it/publication.rs
+## runs the synced path)
 test:
-	$(CARGO) test --all-targets
+	SVCDIR_UNSAFE_NO_SYNC=1 $(CARGO) test --all-targets
 
 ## lint: formatting, clippy and docs, warnings as errors
 lint:

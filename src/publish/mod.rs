@@ -27,7 +27,7 @@ use std::time::Instant;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{Attribute, Attributes, ObjectStoreExt, PutOptions, PutPayload};
 
-use crate::api::objects::{object_headers, upload_stage};
+use crate::api::objects::{POINTER_STAGE, object_headers, upload_stage};
 use crate::write::{MANIFEST, Manifest, content_hash};
 use local::LocalTree;
 use plan::{Listed, Plan, RemoteManifest};
@@ -210,26 +210,16 @@ pub async fn publish(
         }
     }
 
-    // Uploads, stage by stage: every file of a stage is in place before the next starts.
+    // Uploads, stage by stage: every file of a stage is in place before the next starts;
+    // then the manifest, then the pointer to the search index (its own last stage), so that
+    // the pointer never names an index the store does not hold yet.
     let mut stages: BTreeMap<u8, Vec<&String>> = BTreeMap::new();
     for rel in &plan.uploads {
         stages.entry(upload_stage(rel).0).or_default().push(rel);
     }
+    let pointer = stages.remove(&POINTER_STAGE);
     for files in stages.values() {
-        futures::stream::iter(files.iter().map(|rel| {
-            let (target, local) = (&target, &local);
-            async move {
-                let bytes = tokio::fs::read(local.root.join(rel.as_str()))
-                    .await
-                    .map_err(|source| PublishError::Local { path: local.root.join(rel.as_str()), source })?;
-                put(target, local, rel, bytes, false).await?;
-                on_progress(Progress::Done);
-                Ok::<(), PublishError>(())
-            }
-        }))
-        .buffer_unordered(cfg.jobs.max(1))
-        .try_collect::<()>()
-        .await?;
+        upload_all(cfg, &target, &local, files, on_progress).await?;
     }
     summary.uploaded = plan.uploads.len();
     summary.bytes = plan.uploads.iter().map(|rel| local.files[rel].size).sum();
@@ -240,6 +230,9 @@ pub async fn publish(
         summary.uploaded += 1;
         summary.bytes += local.manifest.len() as u64;
         on_progress(Progress::Done);
+    }
+    if let Some(pointer) = pointer {
+        upload_all(cfg, &target, &local, &pointer, on_progress).await?;
     }
 
     if !plan.deletes.is_empty() {
@@ -263,6 +256,27 @@ pub async fn publish(
     summary.plan = plan;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// Uploads files of the tree, `--jobs` at a time.
+async fn upload_all(
+    cfg: &PublishConfig,
+    target: &Target,
+    local: &LocalTree,
+    files: &[&String],
+    on_progress: &(dyn Fn(Progress) + Sync),
+) -> Result<(), PublishError> {
+    futures::stream::iter(files.iter().map(|rel| async move {
+        let bytes = tokio::fs::read(local.root.join(rel.as_str()))
+            .await
+            .map_err(|source| PublishError::Local { path: local.root.join(rel.as_str()), source })?;
+        put(target, local, rel, bytes, false).await?;
+        on_progress(Progress::Done);
+        Ok::<(), PublishError>(())
+    }))
+    .buffer_unordered(cfg.jobs.max(1))
+    .try_collect::<()>()
+    .await
 }
 
 /// Writes one object with its metadata (`marked`: the manifest's mark).
