@@ -33,8 +33,11 @@ pub fn object_headers(path: &str, exists: impl Fn(&str) -> bool) -> ObjectHeader
     if path.starts_with(&format!("{}/", published::FOLDER)) {
         // Read by the search servers, never served (behaviour.md, "A publication"): the
         // pointer must never be cached, the index named by its hash always may be.
-        let (content_type, cache_control) =
-            if path == published::POINTER { (content_type(path), CACHE_NONE) } else { (OCTET_STREAM.to_owned(), CACHE_IMMUTABLE) };
+        let (content_type, cache_control) = if path == published::POINTER {
+            (content_type(path), CACHE_NONE)
+        } else {
+            (OCTET_STREAM.to_owned(), CACHE_IMMUTABLE)
+        };
         return ObjectHeaders { content_type, cache_control, content_encoding: None };
     }
     let cache_control = if plain == MANIFEST {

@@ -64,7 +64,8 @@ impl Pointer {
     /// gives (so a pointer can never lead outside `_search/`).
     pub fn parse(bytes: &[u8]) -> Result<Pointer, PointerError> {
         let pointer: Pointer = serde_json::from_slice(bytes).map_err(|e| PointerError::Shape(e.to_string()))?;
-        let hex = pointer.index.len() == 32 && pointer.index.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        let hex = pointer.index.len() == 32
+            && pointer.index.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
         if !hex {
             return Err(PointerError::BadHash(pointer.index));
         }

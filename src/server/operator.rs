@@ -100,7 +100,14 @@ impl Telemetry {
             .build_recorder();
         let handle = recorder.handle();
         let process = metrics_process::Collector::default();
-        let telemetry = Telemetry { recorder, handle, process, in_flight: AtomicI64::new(0), started: Instant::now(), last_poll_error: Default::default() };
+        let telemetry = Telemetry {
+            recorder,
+            handle,
+            process,
+            in_flight: AtomicI64::new(0),
+            started: Instant::now(),
+            last_poll_error: Default::default(),
+        };
         telemetry.with(|| {
             metrics::describe_counter!(REQUESTS, "Requests answered, by route and status.");
             metrics::describe_histogram!(

@@ -23,11 +23,11 @@ use serde::{Deserialize, Serialize};
 mod files;
 mod lock;
 
+pub use files::NO_SYNC_ENV;
 use files::{
     link_tree, point_link, remove_file_and_empty_parents, remove_tree, resolve, sync_dir, sync_generation,
     write_creating_parents,
 };
-pub use files::NO_SYNC_ENV;
 pub use files::{replace_file, write_file_atomically};
 use lock::OutputLock;
 

@@ -58,7 +58,12 @@ impl S3Server {
 
     /// A server of its own, with extra environment (e.g. moto's credential checks).
     pub fn start(binary: &Path, env: &[(&str, &str)]) -> S3Server {
-        let port = free_port();
+        S3Server::start_on(binary, free_port(), env)
+    }
+
+    /// [`S3Server::start`] on a given port: a server started again where one was stopped
+    /// (moto starts empty).
+    pub fn start_on(binary: &Path, port: u16, env: &[(&str, &str)]) -> S3Server {
         let log = tempfile::NamedTempFile::new().expect("log file");
         let child = Command::new(binary)
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
@@ -93,9 +98,14 @@ impl S3Server {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("{label}-{}-{n}", std::process::id());
+        self.create_bucket(&name);
+        name
+    }
+
+    /// Makes the bucket `name`.
+    pub fn create_bucket(&self, name: &str) {
         let status = send(self.port, "PUT", &format!("/{name}"));
         assert_eq!(status, 200, "cannot create bucket {name}");
-        name
     }
 
     /// Lets anyone read the objects of `bucket` without signing (a bucket policy granting
