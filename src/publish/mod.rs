@@ -28,6 +28,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::{Attribute, Attributes, ObjectStoreExt, PutOptions, PutPayload};
 
 use crate::api::objects::{POINTER_STAGE, object_headers, upload_stage};
+use crate::index::published::POINTER;
 use crate::write::{MANIFEST, Manifest, content_hash};
 use local::LocalTree;
 use plan::{Listed, Plan, RemoteManifest};
@@ -168,14 +169,17 @@ pub async fn publish(
         Some(plan) => (plan, false),
         None => {
             let listing = list(&target).await?;
+            let pointer = match listing.contains_key(POINTER) {
+                true => read_object(&target, POINTER).await?,
+                false => None,
+            };
             let local = local.clone();
             let remote = remote.clone();
-            let plan = tokio::task::spawn_blocking(move || plan::from_listing(&local, remote.as_ref(), &listing))
-                .await
-                .map_err(|err| PublishError::Local {
-                    path: cfg.public.clone(),
-                    source: std::io::Error::other(err),
-                })??;
+            let plan = tokio::task::spawn_blocking(move || {
+                plan::from_listing(&local, remote.as_ref(), &listing, pointer.as_deref())
+            })
+            .await
+            .map_err(|err| PublishError::Local { path: cfg.public.clone(), source: std::io::Error::other(err) })??;
             (plan, true)
         }
     };
@@ -224,9 +228,11 @@ pub async fn publish(
     summary.uploaded = plan.uploads.len();
     summary.bytes = plan.uploads.iter().map(|rel| local.files[rel].size).sum();
 
-    // The manifest: marked while deletes remain, so a run killed during them finishes them.
-    if plan.upload_manifest || !plan.deletes.is_empty() {
-        put(&target, &local, MANIFEST, local.manifest.clone(), !plan.deletes.is_empty()).await?;
+    // The manifest: marked while the pointer or deletes remain, so a run killed before they
+    // are done finishes them (a clean manifest would vouch for an old pointer).
+    let unfinished = !plan.deletes.is_empty() || pointer.is_some();
+    if plan.upload_manifest || unfinished {
+        put(&target, &local, MANIFEST, local.manifest.clone(), unfinished).await?;
         summary.uploaded += 1;
         summary.bytes += local.manifest.len() as u64;
         on_progress(Progress::Done);
@@ -249,9 +255,9 @@ pub async fn publish(
             .await
             .map_err(|err| store::classify(&target, "delete", "objects", err))?;
         summary.deleted = plan.deletes.len();
-        if target.attributes {
-            put(&target, &local, MANIFEST, local.manifest.clone(), false).await?;
-        }
+    }
+    if unfinished && target.attributes {
+        put(&target, &local, MANIFEST, local.manifest.clone(), false).await?;
     }
     summary.plan = plan;
     summary.seconds = started.elapsed().as_secs_f64();
@@ -300,6 +306,15 @@ async fn put(target: &Target, local: &LocalTree, rel: &str, bytes: Vec<u8>, mark
         .await
         .map_err(|err| store::classify(target, "upload", rel, err))?;
     Ok(())
+}
+
+/// The bytes of one object; `None` when there is none.
+async fn read_object(target: &Target, rel: &str) -> Result<Option<Vec<u8>>, PublishError> {
+    match target.store.get(&target.location(rel)).await {
+        Ok(result) => Ok(Some(result.bytes().await.map_err(|err| store::classify(target, "read", rel, err))?.to_vec())),
+        Err(object_store::Error::NotFound { .. }) => Ok(None),
+        Err(err) => Err(store::classify(target, "read", rel, err)),
+    }
 }
 
 /// The remote manifest; `None` when there is none.

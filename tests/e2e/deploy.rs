@@ -86,7 +86,10 @@ fn systemd_units_pass_systemd_analyze_verify() {
     }
     assert!(setting(&search, "ExecStart").contains(&format!("--from {STATE}/public ")));
     assert!(!search.lines().any(|l| l.starts_with("ExecReload=")));
-    assert!(!unit("svcdir-build.service").lines().any(|l| l.starts_with("ExecStartPost=")), "the build reloads nothing");
+    assert!(
+        !unit("svcdir-build.service").lines().any(|l| l.starts_with("ExecStartPost=")),
+        "the build reloads nothing"
+    );
     assert!(!search.lines().any(|l| l.starts_with("ReadWritePaths=") || l.starts_with("StateDirectory=")));
 }
 
