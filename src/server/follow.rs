@@ -252,10 +252,9 @@ impl Follower {
             [&self.in_force, &self.previous].into_iter().flatten().map(|hash| format!("{hash}.idx")).collect();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".idx") && !keep.contains(&name) || name.ends_with(".idx.part") {
-                if let Err(err) = std::fs::remove_file(entry.path()) {
-                    tracing::warn!(path = %entry.path().display(), error = %err, "cannot remove an old index");
-                }
+            let stale = name.ends_with(".idx") && !keep.contains(&name) || name.ends_with(".idx.part");
+            if stale && let Err(err) = std::fs::remove_file(entry.path()) {
+                tracing::warn!(path = %entry.path().display(), error = %err, "cannot remove an old index");
             }
         }
     }

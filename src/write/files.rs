@@ -135,9 +135,10 @@ pub(super) fn sync_dir(dir: &Path) {
     }
 }
 
-/// The environment variable that skips [`sync_generation`] when set to `1`: for tests on a
-/// disk shared with other work, where flushing the whole file system costs seconds. Never
-/// for a real output: a power cut could then publish files without their bytes.
+/// The environment variable that, set to `1`, skips the flush of a new generation to disk
+/// before its switch: for tests on a disk shared with other work, where flushing the whole
+/// file system costs seconds. Never for a real output: a power cut could then publish files
+/// without their bytes.
 pub const NO_SYNC_ENV: &str = "SVCDIR_UNSAFE_NO_SYNC";
 
 /// Flushes everything written into a generation to the disk. On Linux one `syncfs` of its
