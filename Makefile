@@ -79,6 +79,12 @@ bench-build:
 bench-search:
 	$(CARGO) bench --bench search_load
 
+## bench-follow: publish → three svcdir-search --from s3:// replicas (moto) on the new index, at 10,000 and 100,000 services (issue 21)
+.PHONY: bench-follow
+bench-follow:
+	$(CARGO) build --release --bin svcdir --bin svcdir-search
+	bash benches/follow.sh
+
 ## bench-s3-publish: svcdir publish of 10,000 services to a local S3 server (moto), full and no-op, against aws s3 sync
 .PHONY: bench-s3-publish
 bench-s3-publish:

@@ -165,7 +165,7 @@ impl Follower {
         tracing::info!(
             index_hash = state.index_hash(),
             services = state.index().service_count(),
-            load_ms = started.elapsed().as_millis() as u64,
+            fetch_and_load_ms = started.elapsed().as_millis() as u64,
             "following the publication: a new index is in force",
         );
         self.previous = self.in_force.replace(pointer.index);
