@@ -273,7 +273,7 @@ pub struct SearchArgs {
     /// `gs://...`, `az://...`, `file:///DIR`, with the environment of `svcdir publish`). Its
     /// `_search/current.json` is read every --poll seconds; a new index is fetched, checked
     /// against its name and swapped in with no failed request. Until a first index is in
-    /// force, /healthz and the searches answer 503.
+    /// force, /healthz and the searches answer 503. SIGHUP polls at once.
     #[arg(long, value_name = "SOURCE")]
     pub from: Option<String>,
     /// With --from: the folder the fetched indexes are kept in (at most the one in force and

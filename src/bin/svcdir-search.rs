@@ -52,8 +52,8 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
         header_timeout: Duration::from_millis(args.header_timeout_ms),
         ..Limits::default()
     };
-    // With --from, the publication is what is followed; SIGHUP reads --index FILE only
-    // without it.
+    // With --from, the publication is followed and SIGHUP polls it at once (follow.rs);
+    // without it, SIGHUP reads --index FILE again.
     #[cfg(unix)]
     if args.from.is_none() {
         server::reload::reload_on_sighup(live.clone(), args.index.clone(), base_url, Some(telemetry.clone()))

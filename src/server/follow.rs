@@ -298,10 +298,27 @@ fn retry_config() -> object_store::RetryConfig {
 
 /// Polls now, then every `every`, for as long as the runtime runs; each outcome is logged
 /// and counted in `telemetry` (and a failure shown by `/healthz`).
+/// A SIGHUP polls at once (the signal's default action would end the process).
 pub async fn follow(mut follower: Follower, live: Arc<LiveState>, telemetry: Arc<Telemetry>, every: Duration) {
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    #[cfg(unix)]
+    let mut hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
     loop {
+        #[cfg(unix)]
+        {
+            let hangup = async {
+                match hangups.as_mut() {
+                    Some(signal) => signal.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = ticks.tick() => {}
+                _ = hangup => tracing::info!("SIGHUP: polling the publication now"),
+            }
+        }
+        #[cfg(not(unix))]
         ticks.tick().await;
         match follower.poll(&live).await {
             Ok(swapped) => telemetry.polled(Ok(swapped)),

@@ -128,6 +128,11 @@ fn follows_a_built_folder_from_no_index_to_each_new_build_with_no_failed_request
     assert!(names.contains("Argyle Street Lunch Club") && !names.contains("Argyle St Lunch Club"), "{names}");
     let metrics = server.scrape();
     assert!(metrics.value("svcdir_index_polls_total", &[("outcome", "swapped")]) >= 2.0);
+    // SIGHUP polls at once, and never ends the process.
+    let from = server.log().len();
+    server.signal("-HUP");
+    server.wait_for_log(from, "SIGHUP: polling the publication now");
+    assert_eq!(server.health()["index_hash"], published_hash(work.path()));
 }
 
 #[test]
