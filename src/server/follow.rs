@@ -159,8 +159,18 @@ impl Follower {
             Ok(state)
         })
         .await
-        .map_err(|err| FollowError::Read { what: path.display().to_string(), detail: err.to_string() })??;
-        let state = Arc::new(state);
+        .map_err(|err| FollowError::Read { what: path.display().to_string(), detail: err.to_string() })
+        .and_then(|checked| checked);
+        let state = match state {
+            Ok(state) => Arc::new(state),
+            Err(err) => {
+                // A fetched file that does not pass is fetched again next time.
+                if matches!(self.source, Source::Store(..)) {
+                    let _ = std::fs::remove_file(&path);
+                }
+                return Err(err);
+            }
+        };
         live.store(state.clone());
         tracing::info!(
             index_hash = state.index_hash(),
