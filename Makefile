@@ -13,9 +13,11 @@ INDEX ?= build/search.idx
 build:
 	$(CARGO) run --release --bin svcdir -- build --input $(INPUT) --output $(OUTPUT) --index $(INDEX) --base-url $(BASE_URL)
 
-## test: unit, integration, snapshot and property tests
+## test: unit, integration, snapshot and property tests (builds skip the flush to disk,
+## SVCDIR_UNSAFE_NO_SYNC=1, as syncfs on a shared disk costs seconds; tests/it/publication.rs
+## runs the synced path)
 test:
-	$(CARGO) test --all-targets
+	SVCDIR_UNSAFE_NO_SYNC=1 $(CARGO) test --all-targets
 
 ## lint: formatting, clippy and docs, warnings as errors; no import cycles between the folders or files of src/
 lint:
@@ -81,6 +83,12 @@ bench-build:
 ## bench-search: load benchmark of svcdir-search over loopback (10,000 and 100,000 services)
 bench-search:
 	$(CARGO) bench --bench search_load
+
+## bench-follow: publish → three svcdir-search --from s3:// replicas (moto) on the new index, at 10,000 and 100,000 services (issue 21)
+.PHONY: bench-follow
+bench-follow:
+	$(CARGO) build --release --bin svcdir --bin svcdir-search
+	bash benches/follow.sh
 
 ## bench-s3-publish: svcdir publish of 10,000 services to a local S3 server (moto), full and no-op, against aws s3 sync
 .PHONY: bench-s3-publish

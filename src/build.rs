@@ -9,6 +9,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::config::BuildConfig;
+use crate::index::published::{self, Pointer};
 use crate::input::DataErrors;
 use crate::jobs::{JobError, Jobs};
 use crate::render::RenderContext;
@@ -96,15 +97,17 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     let started = Instant::now();
     let mut publisher = Publisher::open(&cfg.output)?;
     let fingerprint = fingerprint(cfg)?;
-    let index_hash = || std::fs::read(&cfg.index).map(|bytes| crate::write::content_hash(&bytes)).ok();
+    let file_hash = || std::fs::read(&cfg.index).map(|bytes| crate::write::content_hash(&bytes)).ok();
     // With --previous the change record continues another build's: always compared anew.
+    // A FILE that is not the published index (a build stopped after the switch, before FILE
+    // was replaced) makes it no no-op: the build runs and gives FILE the index.
     if let Some((published, published_index)) = publisher.published_fingerprint()
         && cfg.previous.is_none()
         && published == fingerprint
-        && index_hash().as_deref() == Some(published_index)
+        && file_hash().as_deref() == Some(published_index)
     {
         // Same input, configuration and program: the published output is already this
-        // build's output, byte for byte.
+        // build's output, byte for byte (and --index FILE has its index).
         let manifest = publisher.published();
         let files = manifest.map_or(0, |m| m.files.len());
         let bytes = manifest.map_or(0, |m| m.files.values().map(|f| f.size).sum());
@@ -158,12 +161,15 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
             &crate::changes::files(&builds, &state, &cfg.publication.base_url).map_err(JobError::from)?,
         )?;
 
+    // The index goes into the generation with its pointer, so the one switch of the link
+    // publishes files, index and pointer together.
     progress(Progress::Stage("indexing"));
-    crate::index::SearchIndex::write_directory(&dir, &cfg.publication, &cfg.index)?;
-    let index = index_hash().ok_or_else(|| BuildError::Input {
-        path: cfg.index.clone(),
-        source: std::io::Error::other("the index just written cannot be read back"),
-    })?;
+    let index_bytes = crate::index::SearchIndex::encode_directory(&dir, &cfg.publication)?;
+    let index = crate::write::content_hash(&index_bytes);
+    let pointer = Pointer::to(&index, index_bytes.len() as u64);
+    publisher.put(&pointer.path, &index_bytes)?;
+    publisher.put(published::POINTER, &pointer.to_bytes())?;
+    let files = files + 2;
 
     progress(Progress::Stage("publishing"));
     let counts = Counts {
@@ -171,17 +177,45 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
         organisations: dir.organisations.len(),
         postcodes: dir.postcodes.postcodes.len(),
     };
+    crash_point(CrashPoint::BeforeSwitch);
     let publish = publisher.commit(&fingerprint, &index, counts)?;
+    // --index FILE gets the published index's bytes after the switch: a build stopped
+    // between the two leaves FILE one build behind, which the next build repairs.
+    crash_point(CrashPoint::BeforeIndexFile);
+    crate::write::replace_file(&cfg.index, &index_bytes)
+        .map_err(|source| crate::index::IndexError::Write { path: cfg.index.clone(), source })?;
     Ok(BuildSummary {
         services: dir.services.len(),
         organisations: dir.organisations.len(),
         postcodes: dir.postcodes.postcodes.len(),
         files,
         publish,
-        index_bytes: file_size(&cfg.index),
+        index_bytes: index_bytes.len() as u64,
         up_to_date: false,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Where a test may stop a build as `kill -9` would (`SVCDIR_TEST_CRASH_AT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CrashPoint {
+    /// The generation is complete, index and pointer included; the link is not switched.
+    BeforeSwitch,
+    /// The link is switched; `--index FILE` is not replaced yet.
+    BeforeIndexFile,
+}
+
+/// Test-only fault injection: with `SVCDIR_TEST_CRASH_AT=before-switch` (or
+/// `before-index-file`) the process aborts at that step, leaving the disk as a crash would.
+fn crash_point(at: CrashPoint) {
+    let name = match at {
+        CrashPoint::BeforeSwitch => "before-switch",
+        CrashPoint::BeforeIndexFile => "before-index-file",
+    };
+    if std::env::var_os("SVCDIR_TEST_CRASH_AT").is_some_and(|v| v == name) {
+        eprintln!("svcdir: SVCDIR_TEST_CRASH_AT={name}: stopping here");
+        std::process::abort();
+    }
 }
 
 /// Puts rendered files into the target generation, with their precompressed variants when

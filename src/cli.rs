@@ -266,8 +266,25 @@ listened on, 2 on bad usage."
 pub struct SearchArgs {
     /// Search index written by `svcdir build --index FILE`. Rebuild it with the same version
     /// of svcdir when the server says its format version differs.
-    #[arg(long, value_name = "FILE", default_value = "build/search.idx")]
+    #[arg(long, value_name = "FILE", default_value = "build/search.idx", conflicts_with = "from")]
     pub index: PathBuf,
+    /// Serve the index of a publication instead of a file, and follow it: a built output
+    /// folder (`svcdir build --output`) or a publish destination (`s3://BUCKET[/PREFIX]`,
+    /// `gs://...`, `az://...`, `file:///DIR`, with the environment of `svcdir publish`). Its
+    /// `_search/current.json` is read every --poll seconds; a new index is fetched, checked
+    /// against its name and swapped in with no failed request. Until a first index is in
+    /// force, /healthz and the searches answer 503. SIGHUP polls at once.
+    #[arg(long, value_name = "SOURCE")]
+    pub from: Option<String>,
+    /// With --from: the folder the fetched indexes are kept in (at most the one in force and
+    /// the one before). One process per folder. Default: a folder of the system's temporary
+    /// directory, removed when the server stops.
+    #[arg(long, value_name = "DIR", requires = "from")]
+    pub cache: Option<PathBuf>,
+    /// With --from: seconds between two reads of the publication's pointer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "from",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub poll: u64,
     /// Address to listen on, IP:PORT (port 0 picks a free port; the address is printed).
     #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8081")]
     pub listen: std::net::SocketAddr,

@@ -101,7 +101,7 @@ impl Site {
     /// The base URL recorded in the index: the origin of the `next` links of searches (and,
     /// from the same build, of every absolute URL in the files).
     pub fn base_url(&self) -> String {
-        self.live.load().publication().base_url.clone()
+        self.live.load().map(|state| state.publication().base_url.clone()).unwrap_or_default()
     }
 
     /// The search index in force, which [`server::reload`] can replace while serving.

@@ -42,6 +42,9 @@ pub enum ApiError {
     /// the connection is closed, as RFC 9110 asks of a 408.
     #[error("Request timed out.")]
     TimedOut,
+    /// 503: no search index is in force yet (`svcdir-search --from` before its first one).
+    #[error("Service temporarily unavailable, try again later.")]
+    Unavailable,
 }
 
 impl ApiError {
@@ -56,6 +59,7 @@ impl ApiError {
             ApiError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::Overloaded => StatusCode::TOO_MANY_REQUESTS,
             ApiError::TimedOut => StatusCode::REQUEST_TIMEOUT,
+            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 

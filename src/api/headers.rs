@@ -44,6 +44,9 @@ pub fn json_headers() -> Vec<(String, String)> {
 /// `Cache-Control` of a static 200 (and of OPTIONS on a static endpoint): the files change
 /// only when the site is rebuilt, so a CDN or browser may keep them for a while.
 pub const CACHE_STATIC: &str = "public, max-age=600";
+/// `Cache-Control` of an object named by its content hash (the published search index):
+/// its bytes can never change, so any cache may keep it.
+pub const CACHE_IMMUTABLE: &str = "public, max-age=31536000, immutable";
 /// `Cache-Control` of a search 200: results change with every rebuild of the index.
 pub const CACHE_SEARCH: &str = "public, max-age=60";
 /// `Cache-Control` of a 400 or 404: short, so a fix or a rebuild shows up soon.

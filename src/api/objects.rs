@@ -6,9 +6,10 @@
 //! `x-amz-meta-*` and the like, which browsers ignore), so the edge in front (the Worker of
 //! `svcdir cdn-config`) adds them to every answer.
 
-use super::headers::{CACHE_ERROR, CACHE_NONE, CACHE_STATIC};
+use super::headers::{CACHE_ERROR, CACHE_IMMUTABLE, CACHE_NONE, CACHE_STATIC};
 use super::{content_type, routes};
 use crate::urls as paths;
+use crate::urls::search as published;
 use crate::write::MANIFEST;
 
 /// The headers stored with one object.
@@ -33,6 +34,16 @@ pub fn object_headers(path: &str, exists: impl Fn(&str) -> bool) -> ObjectHeader
         Some((plain, encoding)) => (plain, Some(encoding)),
         None => (path, None),
     };
+    if path.starts_with(&format!("{}/", published::FOLDER)) {
+        // Read by the search servers, never served (behaviour.md, "A publication"): the
+        // pointer must never be cached, the index named by its hash always may be.
+        let (content_type, cache_control) = if path == published::POINTER {
+            (content_type(path), CACHE_NONE)
+        } else {
+            (OCTET_STREAM.to_owned(), CACHE_IMMUTABLE)
+        };
+        return ObjectHeaders { content_type, cache_control, content_encoding: None };
+    }
     let cache_control = if plain == MANIFEST {
         // Read by the next publish, never served: no cache may hold an old one.
         CACHE_NONE
@@ -45,6 +56,13 @@ pub fn object_headers(path: &str, exists: impl Fn(&str) -> bool) -> ObjectHeader
     ObjectHeaders { content_type: content_type(plain), cache_control, content_encoding }
 }
 
+/// `Content-Type` of the published search index.
+const OCTET_STREAM: &str = "application/octet-stream";
+
+/// The stage of the pointer `_search/current.json`: after every other upload and after the
+/// manifest, so that it never names an index the store does not hold yet.
+pub const POINTER_STAGE: u8 = u8::MAX;
+
 /// When an object is uploaded, as `(stage, order within the stage)`: a file goes before the
 /// lists that link to it (behaviour.md, "Publishing and the CDN edge"). Stage 0 holds the
 /// resources (services, organisations, Open Referral objects, the OpenAPI documents, error
@@ -52,6 +70,9 @@ pub fn object_headers(path: &str, exists: impl Fn(&str) -> bool) -> ObjectHeader
 /// highest first (each links to the next), `page/last` before them; stage 2 the list
 /// endpoints and the paged lists' first pages, which link into the stages before.
 pub fn upload_stage(path: &str) -> (u8, std::cmp::Reverse<u64>) {
+    if path == published::POINTER {
+        return (POINTER_STAGE, std::cmp::Reverse(0));
+    }
     let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
     let paged = routes::paged_folders();
     let lists = [paths::CATEGORIES_V4, paths::SERVICE_AREAS_V4, paths::CATEGORIES_V3, paths::SERVICE_AREAS_V3];
@@ -90,6 +111,18 @@ mod tests {
         // A .gz with nothing beside it is a download.
         let download = object_headers("openreferral/services.json.gz", exists);
         assert_eq!((download.content_type.as_str(), download.content_encoding), ("application/gzip", None));
+    }
+
+    #[test]
+    fn the_index_is_immutable_and_its_pointer_never_cached() {
+        let hash = crate::write::content_hash(b"x");
+        let index = object_headers(&published::index_path(&hash), |_| false);
+        assert_eq!((index.content_type.as_str(), index.cache_control), ("application/octet-stream", CACHE_IMMUTABLE));
+        let pointer = object_headers(published::POINTER, |_| true);
+        assert_eq!((pointer.content_type.as_str(), pointer.cache_control), ("application/json", CACHE_NONE));
+        assert_eq!(pointer.content_encoding, None);
+        assert_eq!(upload_stage(&published::index_path(&hash)).0, 0, "the index goes with the resources");
+        assert_eq!(upload_stage(published::POINTER).0, POINTER_STAGE);
     }
 
     #[test]

@@ -161,7 +161,7 @@ pub(super) fn checksum(body: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(body)
 }
 
-/// Bytes hashed between two releases in [`Sums::of`].
+/// Bytes read and hashed at a time by [`Sums::of_file`].
 pub(super) const CHUNK: usize = 4 << 20;
 
 /// Bytes hashed by one hash before the other hashes them: small enough to stay in a core's
@@ -176,28 +176,57 @@ pub(super) struct Sums {
     pub(super) content: String,
 }
 
-impl Sums {
-    /// Hashes `file` in chunks, calling `populate` with each chunk before it is hashed and
-    /// `release` once it is.
-    pub(super) fn of(file: &[u8], populate: &(dyn Fn(&[u8]) + Sync), release: &(dyn Fn(&[u8]) + Sync)) -> Sums {
-        let mut body = xxhash_rust::xxh3::Xxh3::new();
-        let mut content = xxhash_rust::xxh3::Xxh3::new();
-        let mut at = 0;
-        while at < file.len() {
-            let chunk = &file[at..file.len().min(at + CHUNK)];
-            populate(chunk);
-            // Both hashes over each slice while it is still in the core's cache: one read
-            // of the file from memory instead of two.
-            let from = HEADER_LEN.saturating_sub(at).min(chunk.len());
-            for (n, slice) in chunk.chunks(SLICE).enumerate() {
-                content.update(slice);
-                let skip = from.saturating_sub(n * SLICE).min(slice.len());
-                body.update(&slice[skip..]);
-            }
-            release(chunk);
-            at += chunk.len();
+/// The two hashes of [`Sums`] while the bytes go by.
+struct Hashing {
+    body: xxhash_rust::xxh3::Xxh3,
+    content: xxhash_rust::xxh3::Xxh3,
+    at: usize,
+}
+
+impl Hashing {
+    fn new() -> Hashing {
+        Hashing { body: xxhash_rust::xxh3::Xxh3::new(), content: xxhash_rust::xxh3::Xxh3::new(), at: 0 }
+    }
+
+    /// The next bytes of the file. Both hashes go over each slice while it is still in the
+    /// core's cache: one read of the file from memory instead of two.
+    fn update(&mut self, chunk: &[u8]) {
+        let from = HEADER_LEN.saturating_sub(self.at).min(chunk.len());
+        for (n, slice) in chunk.chunks(SLICE).enumerate() {
+            self.content.update(slice);
+            let skip = from.saturating_sub(n * SLICE).min(slice.len());
+            self.body.update(&slice[skip..]);
         }
-        Sums { body: body.digest(), content: format!("{:032x}", content.digest128()) }
+        self.at += chunk.len();
+    }
+
+    fn finish(self) -> Sums {
+        Sums { body: self.body.digest(), content: format!("{:032x}", self.content.digest128()) }
+    }
+}
+
+impl Sums {
+    /// The sums of bytes in memory.
+    pub(super) fn of_bytes(bytes: &[u8]) -> Sums {
+        let mut hashing = Hashing::new();
+        hashing.update(bytes);
+        hashing.finish()
+    }
+
+    /// The sums of the first `len` bytes of an open file, read into one buffer rather than
+    /// through the map: the check leaves no page of the map resident, and nothing but the
+    /// map itself needs `unsafe`.
+    pub(super) fn of_file(mut file: &std::fs::File, len: usize) -> std::io::Result<Sums> {
+        use std::io::{Read as _, Seek as _};
+        file.seek(std::io::SeekFrom::Start(0))?;
+        let mut hashing = Hashing::new();
+        let mut buffer = vec![0; CHUNK.min(len)];
+        while hashing.at < len {
+            let chunk = &mut buffer[..CHUNK.min(len - hashing.at)];
+            file.read_exact(chunk)?;
+            hashing.update(chunk);
+        }
+        Ok(hashing.finish())
     }
 }
 

@@ -29,6 +29,7 @@ mod file;
 pub mod grid;
 pub mod packed;
 pub mod postcodes;
+pub mod published;
 pub mod sets;
 pub mod spatial;
 pub mod text;
@@ -250,39 +251,24 @@ impl SearchIndex {
     /// Builds the index of a validated directory (in memory, exactly as written).
     pub fn build(dir: &Directory, publication: &Publication) -> SearchIndex {
         let bytes = encode(dir, publication).expect("an index in memory encodes");
-        SearchIndex::open(Backing::Owned(bytes), Path::new("(built in memory)"))
+        SearchIndex::open(Backing::Owned(bytes), None, Path::new("(built in memory)"))
             .expect("a freshly encoded index passes its own checks")
     }
 
     /// Checks the file and derives the query structures from its core. Hashing the whole
-    /// file (one core) and decoding and preparing the core (the other) run side by side;
-    /// nothing is returned unless the checksum holds.
-    fn open(file: Backing, path: &Path) -> Result<SearchIndex, IndexError> {
-        let populate = |chunk: &[u8]| {
-            if let Backing::Mapped(map) = &file {
-                let offset = chunk.as_ptr() as usize - map.as_ptr() as usize;
-                // One call maps a chunk's pages, where touching them one by one would take a
-                // page fault each (most of the checksum's time). Kernels before 5.14 refuse
-                // the advice; the pages are then faulted in as before.
-                let _ = map.advise_range(memmap2::Advice::PopulateRead, offset, chunk.len());
-            }
-        };
-        let release = |chunk: &[u8]| {
-            if let Backing::Mapped(map) = &file {
-                let offset = chunk.as_ptr() as usize - map.as_ptr() as usize;
-                // SAFETY: the map is read-only and shared, and its file is never written in
-                // place (see `read`): after MADV_DONTNEED a page reads the same bytes again
-                // from the file. No other borrow of these pages is alive during the checksum.
-                // Dropping the pages checked leaves in memory only those requests read, so
-                // checking the whole file at start-up does not count it all as resident.
-                let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, chunk.len()) };
-            }
-        };
+    /// file (one core, from `source` when the bytes are a map of it) and decoding and
+    /// preparing the core (the other) run side by side; nothing is returned unless the
+    /// checksum holds.
+    fn open(file: Backing, source: Option<&std::fs::File>, path: &Path) -> Result<SearchIndex, IndexError> {
         let (core_len, checksum_stored) = check_header(&file, path)?;
         let rendered_at = HEADER_LEN + core_len;
         let corrupt = |reason: String| IndexError::Corrupt { path: path.to_path_buf(), reason };
         let (sums, prepared) = rayon::join(
-            || Sums::of(&file, &populate, &release),
+            || match source {
+                Some(source) => Sums::of_file(source, file.len())
+                    .map_err(|source| IndexError::Read { path: path.to_path_buf(), source }),
+                None => Ok(Sums::of_bytes(&file)),
+            },
             || -> Result<SearchIndex, IndexError> {
                 let core: Core =
                     postcard::from_bytes(&file[HEADER_LEN..rendered_at]).map_err(|e| corrupt(e.to_string()))?;
@@ -292,6 +278,7 @@ impl SearchIndex {
             },
         );
         // The checksum first: a damaged file is reported as such, whatever decoding made of it.
+        let sums = sums?;
         if sums.body != checksum_stored {
             return Err(corrupt(format!(
                 "its checksum does not match its contents (stored {checksum_stored:016x}, computed {:016x})",
@@ -446,15 +433,15 @@ impl SearchIndex {
         Ok(self.file.to_vec())
     }
 
-    /// Writes the index of a directory straight from the borrowed model, without building
-    /// the query structures: what `svcdir build` does.
-    pub fn write_directory(dir: &Directory, publication: &Publication, path: &Path) -> Result<(), IndexError> {
-        write_file(path, &encode(dir, publication)?)
+    /// Encodes the index file of a directory straight from the borrowed model, without
+    /// building the query structures: what `svcdir build` does.
+    pub fn encode_directory(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexError> {
+        encode(dir, publication)
     }
 
     /// Decodes and checks an encoded index; `path` only names the source in errors.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SearchIndex, IndexError> {
-        SearchIndex::open(Backing::Owned(bytes.to_vec()), path)
+        SearchIndex::open(Backing::Owned(bytes.to_vec()), None, path)
     }
 
     /// Writes the index to `path`: into a temporary file beside it, then renamed over it, so
@@ -470,12 +457,18 @@ impl SearchIndex {
             std::io::ErrorKind::NotFound => IndexError::Missing { path: path.to_path_buf() },
             _ => IndexError::Read { path: path.to_path_buf(), source },
         })?;
-        // SAFETY: the map is read-only and private to this process. `svcdir build` never
-        // writes into an index file in place: it writes a temporary file and renames it over
-        // the old one, so the inode mapped here keeps its bytes while it is mapped.
+        // SAFETY: a map of a file is sound only while nobody writes into or truncates that
+        // file, since the map's bytes would change under the `&[u8]` handed out (or fault,
+        // past a truncation). svcdir never does either to an index file: `svcdir build` and
+        // `svcdir-search --from` write a new file and rename it into place, the tree's
+        // `_search/<hash>.idx` is named by its content and never rewritten, and old ones are
+        // only unlinked, which leaves the mapped inode and its bytes as they are. The map is
+        // read-only, and shared (MAP_SHARED) so that several servers of one file share its
+        // pages; the same invariant covers every process that maps it. An operator who
+        // writes into the file by hand while a server maps it breaks it (README says so).
         let map = unsafe { memmap2::Mmap::map(&file) }
             .map_err(|source| IndexError::Read { path: path.to_path_buf(), source })?;
-        SearchIndex::open(Backing::Mapped(map), path)
+        SearchIndex::open(Backing::Mapped(map), Some(&file), path)
     }
 }
 

@@ -27,7 +27,8 @@ use std::time::Instant;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{Attribute, Attributes, ObjectStoreExt, PutOptions, PutPayload};
 
-use crate::api::objects::{object_headers, upload_stage};
+use crate::api::objects::{POINTER_STAGE, object_headers, upload_stage};
+use crate::index::published::POINTER;
 use crate::write::{MANIFEST, Manifest, content_hash};
 use local::LocalTree;
 use plan::{Listed, Plan, RemoteManifest};
@@ -168,14 +169,17 @@ pub async fn publish(
         Some(plan) => (plan, false),
         None => {
             let listing = list(&target).await?;
+            let pointer = match listing.contains_key(POINTER) {
+                true => read_object(&target, POINTER).await?,
+                false => None,
+            };
             let local = local.clone();
             let remote = remote.clone();
-            let plan = tokio::task::spawn_blocking(move || plan::from_listing(&local, remote.as_ref(), &listing))
-                .await
-                .map_err(|err| PublishError::Local {
-                    path: cfg.public.clone(),
-                    source: std::io::Error::other(err),
-                })??;
+            let plan = tokio::task::spawn_blocking(move || {
+                plan::from_listing(&local, remote.as_ref(), &listing, pointer.as_deref())
+            })
+            .await
+            .map_err(|err| PublishError::Local { path: cfg.public.clone(), source: std::io::Error::other(err) })??;
             (plan, true)
         }
     };
@@ -210,36 +214,31 @@ pub async fn publish(
         }
     }
 
-    // Uploads, stage by stage: every file of a stage is in place before the next starts.
+    // Uploads, stage by stage: every file of a stage is in place before the next starts;
+    // then the manifest, then the pointer to the search index (its own last stage), so that
+    // the pointer never names an index the store does not hold yet.
     let mut stages: BTreeMap<u8, Vec<&String>> = BTreeMap::new();
     for rel in &plan.uploads {
         stages.entry(upload_stage(rel).0).or_default().push(rel);
     }
+    let pointer = stages.remove(&POINTER_STAGE);
     for files in stages.values() {
-        futures::stream::iter(files.iter().map(|rel| {
-            let (target, local) = (&target, &local);
-            async move {
-                let bytes = tokio::fs::read(local.root.join(rel.as_str()))
-                    .await
-                    .map_err(|source| PublishError::Local { path: local.root.join(rel.as_str()), source })?;
-                put(target, local, rel, bytes, false).await?;
-                on_progress(Progress::Done);
-                Ok::<(), PublishError>(())
-            }
-        }))
-        .buffer_unordered(cfg.jobs.max(1))
-        .try_collect::<()>()
-        .await?;
+        upload_all(cfg, &target, &local, files, on_progress).await?;
     }
     summary.uploaded = plan.uploads.len();
     summary.bytes = plan.uploads.iter().map(|rel| local.files[rel].size).sum();
 
-    // The manifest: marked while deletes remain, so a run killed during them finishes them.
-    if plan.upload_manifest || !plan.deletes.is_empty() {
-        put(&target, &local, MANIFEST, local.manifest.clone(), !plan.deletes.is_empty()).await?;
+    // The manifest: marked while the pointer or deletes remain, so a run killed before they
+    // are done finishes them (a clean manifest would vouch for an old pointer).
+    let unfinished = !plan.deletes.is_empty() || pointer.is_some();
+    if plan.upload_manifest || unfinished {
+        put(&target, &local, MANIFEST, local.manifest.clone(), unfinished).await?;
         summary.uploaded += 1;
         summary.bytes += local.manifest.len() as u64;
         on_progress(Progress::Done);
+    }
+    if let Some(pointer) = pointer {
+        upload_all(cfg, &target, &local, &pointer, on_progress).await?;
     }
 
     if !plan.deletes.is_empty() {
@@ -256,13 +255,34 @@ pub async fn publish(
             .await
             .map_err(|err| store::classify(&target, "delete", "objects", err))?;
         summary.deleted = plan.deletes.len();
-        if target.attributes {
-            put(&target, &local, MANIFEST, local.manifest.clone(), false).await?;
-        }
+    }
+    if unfinished && target.attributes {
+        put(&target, &local, MANIFEST, local.manifest.clone(), false).await?;
     }
     summary.plan = plan;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// Uploads files of the tree, `--jobs` at a time.
+async fn upload_all(
+    cfg: &PublishConfig,
+    target: &Target,
+    local: &LocalTree,
+    files: &[&String],
+    on_progress: &(dyn Fn(Progress) + Sync),
+) -> Result<(), PublishError> {
+    futures::stream::iter(files.iter().map(|rel| async move {
+        let bytes = tokio::fs::read(local.root.join(rel.as_str()))
+            .await
+            .map_err(|source| PublishError::Local { path: local.root.join(rel.as_str()), source })?;
+        put(target, local, rel, bytes, false).await?;
+        on_progress(Progress::Done);
+        Ok::<(), PublishError>(())
+    }))
+    .buffer_unordered(cfg.jobs.max(1))
+    .try_collect::<()>()
+    .await
 }
 
 /// Writes one object with its metadata (`marked`: the manifest's mark).
@@ -286,6 +306,15 @@ async fn put(target: &Target, local: &LocalTree, rel: &str, bytes: Vec<u8>, mark
         .await
         .map_err(|err| store::classify(target, "upload", rel, err))?;
     Ok(())
+}
+
+/// The bytes of one object; `None` when there is none.
+async fn read_object(target: &Target, rel: &str) -> Result<Option<Vec<u8>>, PublishError> {
+    match target.store.get(&target.location(rel)).await {
+        Ok(result) => Ok(Some(result.bytes().await.map_err(|err| store::classify(target, "read", rel, err))?.to_vec())),
+        Err(object_store::Error::NotFound { .. }) => Ok(None),
+        Err(err) => Err(store::classify(target, "read", rel, err)),
+    }
 }
 
 /// The remote manifest; `None` when there is none.

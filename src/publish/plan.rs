@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use super::PublishError;
 use super::local::LocalTree;
 use crate::api::objects::upload_stage;
+use crate::index::published::POINTER;
 use crate::write::{FileEntry, MANIFEST, content_hash};
 
 /// The remote `_manifest.json`.
@@ -90,10 +91,13 @@ pub fn from_manifest(local: &LocalTree, remote: Option<&RemoteManifest>) -> Opti
 }
 
 /// The plan decided object by object from the store's listing (relative path → object).
+/// `remote_pointer` holds the store's `_search/current.json`: the pointer is written after
+/// the manifest, so the manifest cannot vouch for it; it is in place when its bytes are.
 pub fn from_listing(
     local: &LocalTree,
     remote: Option<&RemoteManifest>,
     listing: &BTreeMap<String, Listed>,
+    remote_pointer: Option<&[u8]>,
 ) -> Result<Plan, PublishError> {
     let vouched = |rel: &str, entry: &FileEntry, listed: &Listed| {
         remote.is_some_and(|r| {
@@ -104,6 +108,9 @@ pub fn from_listing(
         .files
         .par_iter()
         .map(|(rel, entry)| {
+            if rel == POINTER {
+                return Ok((rel, remote_pointer.is_some_and(|bytes| FileEntry::of(bytes) == *entry)));
+            }
             let Some(listed) = listing.get(rel).filter(|l| l.size == entry.size) else {
                 return Ok((rel, false));
             };
@@ -207,7 +214,7 @@ mod tests {
             ("orphan.json".to_owned(), listed("o", 20, true)),
             ("_manifest.json".to_owned(), listed("m", 10, false)),
         ]);
-        let plan = from_listing(&local, Some(&remote), &listing).unwrap();
+        let plan = from_listing(&local, Some(&remote), &listing, None).unwrap();
         assert_eq!(plan.uploads, ["late.json", "new.json"]);
         assert_eq!(plan.deletes, ["gone.json", "orphan.json"]);
         assert!(plan.upload_manifest);
@@ -221,6 +228,23 @@ mod tests {
         let remote = manifest_of(&local, 10, false);
         // Same size, written at the manifest's second or later, opaque ETag: upload again.
         let listing = BTreeMap::from([("a.json".to_owned(), listed("SAME", 10, false))]);
-        assert_eq!(from_listing(&local, Some(&remote), &listing).unwrap().uploads, ["a.json"]);
+        assert_eq!(from_listing(&local, Some(&remote), &listing, None).unwrap().uploads, ["a.json"]);
+    }
+
+    #[test]
+    fn the_pointer_is_in_place_only_when_its_bytes_are() {
+        let (_dir, local) = tree(&[("a.json", "1"), (POINTER, "new pointer")]);
+        let remote = manifest_of(&local, 10, false);
+        // Older than a manifest that lists it, and the same size: a publish killed between
+        // the manifest and the pointer leaves exactly this, with the old pointer's bytes.
+        let listing = BTreeMap::from([
+            ("a.json".to_owned(), listed("1", 5, false)),
+            (POINTER.to_owned(), listed("old pointer", 5, false)),
+        ]);
+        let stale = from_listing(&local, Some(&remote), &listing, Some(b"old pointer")).unwrap();
+        assert_eq!(stale.uploads, [POINTER]);
+        let same = from_listing(&local, Some(&remote), &listing, Some(b"new pointer")).unwrap();
+        assert!(same.uploads.is_empty(), "{same:?}");
+        assert_eq!(from_listing(&local, Some(&remote), &listing, None).unwrap().uploads, [POINTER]);
     }
 }

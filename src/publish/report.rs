@@ -5,13 +5,17 @@
 use serde_json::{Value, json};
 
 use super::PublishSummary;
+use crate::api::objects::{POINTER_STAGE, upload_stage};
 use crate::write::MANIFEST;
 
 /// A dry run's plan: `upload PATH` then `delete PATH`, one line each, in the order a real
 /// run would take.
 pub fn plan_lines(summary: &PublishSummary) -> String {
     let plan = &summary.plan;
-    let uploads = plan.uploads.iter().map(String::as_str).chain(plan.upload_manifest.then_some(MANIFEST));
+    // The pointer to the search index goes after the manifest (publish::publish).
+    let (pointer, files): (Vec<&str>, Vec<&str>) =
+        plan.uploads.iter().map(String::as_str).partition(|rel| upload_stage(rel).0 == POINTER_STAGE);
+    let uploads = files.into_iter().chain(plan.upload_manifest.then_some(MANIFEST)).chain(pointer);
     let mut lines = String::new();
     for rel in uploads {
         lines.push_str(&format!("upload {rel}\n"));

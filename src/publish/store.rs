@@ -66,6 +66,12 @@ pub fn retry_config() -> RetryConfig {
 /// Opens the store of `url`: `s3://BUCKET[/PREFIX]`, `gs://BUCKET[/PREFIX]`,
 /// `az://CONTAINER[/PREFIX]` or `file:///DIR`.
 pub fn open(url: &str) -> Result<Target, PublishError> {
+    open_with(url, retry_config())
+}
+
+/// [`open`] with another retry policy: `svcdir-search --from` gives up on a poll within
+/// seconds and tries again at the next one, where a publish keeps trying for minutes.
+pub fn open_with(url: &str, retry: RetryConfig) -> Result<Target, PublishError> {
     let bad = |reason: &str| PublishError::BadUrl { url: url.to_owned(), reason: reason.to_owned() };
     let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("no scheme (s3://, gs://, az:// or file:///)"))?;
     if scheme == "file" {
@@ -95,21 +101,21 @@ pub fn open(url: &str) -> Result<Target, PublishError> {
         "s3" => Arc::new(
             AmazonS3Builder::from_env()
                 .with_bucket_name(bucket)
-                .with_retry(retry_config())
+                .with_retry(retry.clone())
                 .build()
                 .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
         ),
         "gs" => Arc::new(
             GoogleCloudStorageBuilder::from_env()
                 .with_bucket_name(bucket)
-                .with_retry(retry_config())
+                .with_retry(retry.clone())
                 .build()
                 .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
         ),
         "az" => Arc::new(
             MicrosoftAzureBuilder::from_env()
                 .with_container_name(bucket)
-                .with_retry(retry_config())
+                .with_retry(retry.clone())
                 .build()
                 .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
         ),

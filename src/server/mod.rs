@@ -14,6 +14,7 @@
 //! `svcdir-search` can swap in a re-read one on SIGHUP while requests go on.
 
 pub mod connections;
+pub mod follow;
 pub mod limits;
 pub mod log;
 pub mod operator;

@@ -42,6 +42,9 @@ pub const INDEX_SERVICES: &str = "svcdir_index_services";
 pub const INDEX_INFO: &str = "svcdir_index_info";
 /// SIGHUP reloads, by `outcome` (`ok` or `failed`) (counter).
 pub const RELOADS: &str = "svcdir_index_reloads_total";
+/// Polls of the publication (`--from`), by `outcome` (`unchanged`, `swapped` or `failed`)
+/// (counter).
+pub const POLLS: &str = "svcdir_index_polls_total";
 
 /// Bucket bounds of [`REQUEST_SECONDS`]: a search takes from tens of microseconds to the
 /// 5 s time limit.
@@ -68,6 +71,9 @@ pub struct Telemetry {
     process: metrics_process::Collector,
     in_flight: AtomicI64,
     started: Instant,
+    /// What the last poll of the publication (`--from`) failed with, `Some(None)` once one
+    /// succeeds; `None` until a first poll (and always without `--from`).
+    last_poll_error: std::sync::Mutex<Option<Option<String>>>,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -94,7 +100,14 @@ impl Telemetry {
             .build_recorder();
         let handle = recorder.handle();
         let process = metrics_process::Collector::default();
-        let telemetry = Telemetry { recorder, handle, process, in_flight: AtomicI64::new(0), started: Instant::now() };
+        let telemetry = Telemetry {
+            recorder,
+            handle,
+            process,
+            in_flight: AtomicI64::new(0),
+            started: Instant::now(),
+            last_poll_error: Default::default(),
+        };
         telemetry.with(|| {
             metrics::describe_counter!(REQUESTS, "Requests answered, by route and status.");
             metrics::describe_histogram!(
@@ -111,6 +124,10 @@ impl Telemetry {
             metrics::describe_gauge!(INDEX_SERVICES, "Published services in the index in force.");
             metrics::describe_gauge!(INDEX_INFO, "The index in force (its content hash as a label); always 1.");
             metrics::describe_counter!(RELOADS, "Index reloads on SIGHUP, by outcome (ok, failed).");
+            metrics::describe_counter!(
+                POLLS,
+                "Polls of the publication (--from), by outcome (unchanged, swapped, failed)."
+            );
             telemetry.process.describe();
         });
         telemetry
@@ -139,13 +156,32 @@ impl Telemetry {
         self.with(|| metrics::counter!(RELOADS, "outcome" => outcome).increment(1));
     }
 
-    /// Every metric in the Prometheus text format, with the index figures of `state`.
-    pub fn render(&self, state: &AppState) -> String {
+    /// Counts one poll of the publication; a failed one is remembered for `/healthz`.
+    pub fn polled(&self, outcome: Result<bool, String>) {
+        let label = match &outcome {
+            Ok(true) => "swapped",
+            Ok(false) => "unchanged",
+            Err(_) => "failed",
+        };
+        self.with(|| metrics::counter!(POLLS, "outcome" => label).increment(1));
+        *self.last_poll_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome.err());
+    }
+
+    /// What the last poll failed with (`Some(None)`: it did not fail; `None`: no poll yet).
+    pub fn last_poll_error(&self) -> Option<Option<String>> {
+        self.last_poll_error.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Every metric in the Prometheus text format, with the index figures of `state` (when
+    /// an index is in force).
+    pub fn render(&self, state: Option<&AppState>) -> String {
         self.with(|| {
             metrics::gauge!(IN_FLIGHT).set(self.in_flight.load(Ordering::Relaxed) as f64);
-            metrics::gauge!(INDEX_SERVICES).set(state.index().service_count() as f64);
-            metrics::gauge!(INDEX_LOAD_SECONDS).set(state.load_time().as_secs_f64());
-            metrics::gauge!(INDEX_INFO, "index_hash" => state.index_hash().to_owned()).set(1.0);
+            if let Some(state) = state {
+                metrics::gauge!(INDEX_SERVICES).set(state.index().service_count() as f64);
+                metrics::gauge!(INDEX_LOAD_SECONDS).set(state.load_time().as_secs_f64());
+                metrics::gauge!(INDEX_INFO, "index_hash" => state.index_hash().to_owned()).set(1.0);
+            }
             self.process.collect();
         });
         self.handle.render()
@@ -182,16 +218,22 @@ pub async fn measure(State(telemetry): State<Arc<Telemetry>>, request: Request, 
 /// The body of `/healthz`.
 #[derive(Debug, Serialize)]
 pub struct Health<'a> {
-    /// Always `ok`: a server that answers has an index in force.
+    /// `ok` (200) while an index is in force, else `starting` (503: `--from` before its
+    /// first index).
     pub status: &'static str,
     /// Published services in the index in force.
-    pub services: usize,
+    pub services: Option<usize>,
     /// Content hash of the index file in force: the `index` of the build's manifest.
-    pub index_hash: &'a str,
+    pub index_hash: Option<&'a str>,
     /// Whole seconds since the server started.
     pub uptime_seconds: u64,
     /// Version of svcdir-search.
     pub version: &'static str,
+    /// With `--from`: what the last poll of the publication failed with, `null` once a poll
+    /// succeeds. The status stays 200 while an index is in force, so a load balancer keeps
+    /// every replica through a store outage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_poll_error: Option<Option<String>>,
 }
 
 /// `GET /healthz` and `GET /metrics` over `live` and `telemetry` (HEAD too; other methods 405).
@@ -204,22 +246,24 @@ type OperatorState = State<(Arc<LiveState>, Arc<Telemetry>)>;
 async fn healthz(State((live, telemetry)): OperatorState) -> Response {
     let state = live.load();
     let body = Health {
-        status: "ok",
-        services: state.index().service_count(),
-        index_hash: state.index_hash(),
+        status: if state.is_some() { "ok" } else { "starting" },
+        services: state.as_ref().map(|s| s.index().service_count()),
+        index_hash: state.as_ref().map(|s| s.index_hash()),
         uptime_seconds: telemetry.uptime().as_secs(),
         version: env!("CARGO_PKG_VERSION"),
+        last_poll_error: telemetry.last_poll_error(),
     };
+    let status = if state.is_some() { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
     match serde_json::to_vec(&body) {
         Ok(bytes) => {
-            (StatusCode::OK, [(header::CONTENT_TYPE, JSON), (header::CACHE_CONTROL, CACHE_NONE)], bytes).into_response()
+            (status, [(header::CONTENT_TYPE, JSON), (header::CACHE_CONTROL, CACHE_NONE)], bytes).into_response()
         }
         Err(_) => super::ApiError::Internal.into_response(),
     }
 }
 
 async fn metrics(State((live, telemetry)): OperatorState) -> Response {
-    let text = telemetry.render(&live.load());
+    let text = telemetry.render(live.load().as_deref());
     let mut response = (StatusCode::OK, text).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(METRICS_CONTENT_TYPE));

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use arc_swap::ArcSwap;
+use arc_swap::ArcSwapOption;
 
 use crate::index::{IndexError, SearchIndex};
 use crate::views::Publication;
@@ -79,26 +79,32 @@ impl AppState {
 /// The state the handlers read: an [`AppState`] that can be replaced while requests are being
 /// answered. Each request loads the current one once and answers entirely from it, so a
 /// swap never mixes two indexes in one answer (issue 6: a new index without restart).
+/// `svcdir-search --from` starts with none, until its first index is fetched.
 #[derive(Debug)]
 pub struct LiveState {
-    current: ArcSwap<AppState>,
+    current: ArcSwapOption<AppState>,
 }
 
 impl LiveState {
     /// Starts with `state`.
     pub fn new(state: Arc<AppState>) -> LiveState {
-        LiveState { current: ArcSwap::new(state) }
+        LiveState { current: ArcSwapOption::new(Some(state)) }
     }
 
-    /// The state in force now.
-    pub fn load(&self) -> Arc<AppState> {
+    /// Starts with no index: searches answer 503 and `/healthz` 503 until one is stored.
+    pub fn empty() -> LiveState {
+        LiveState { current: ArcSwapOption::empty() }
+    }
+
+    /// The state in force now, if an index is.
+    pub fn load(&self) -> Option<Arc<AppState>> {
         self.current.load_full()
     }
 
     /// Puts `state` in force for the requests that start from now on; requests already
     /// running finish with the state they loaded.
     pub fn store(&self, state: Arc<AppState>) {
-        self.current.store(state);
+        self.current.store(Some(state));
     }
 
     /// Reads the index at `path` again and puts it in force, with `base_url` (validated,

@@ -4,6 +4,7 @@
 //! the generators (nginx, the Worker) and the preview route to them.
 
 pub mod openreferral;
+pub mod search;
 
 /// Endpoint folder of a service, by id or slug.
 pub fn service(key: &str) -> String {

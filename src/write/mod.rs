@@ -23,8 +23,10 @@ use serde::{Deserialize, Serialize};
 mod files;
 mod lock;
 
+pub use files::NO_SYNC_ENV;
 use files::{
-    link_tree, point_link, remove_file_and_empty_parents, remove_tree, resolve, sync_dir, write_creating_parents,
+    link_tree, point_link, remove_file_and_empty_parents, remove_tree, resolve, sync_dir, sync_generation,
+    write_creating_parents,
 };
 pub use files::{replace_file, write_file_atomically};
 use lock::OutputLock;
@@ -311,6 +313,10 @@ impl Publisher {
             files,
             counts: Some(counts),
         };
+        // Every file of the generation on disk before the manifest says it is complete and
+        // the link publishes it: a power cut after "built" must not leave files the manifest
+        // lists with no bytes.
+        sync_generation(&self.target)?;
         write_file_atomically(&self.target.join(MANIFEST), &serde_json::to_vec(&manifest)?)?;
         sync_dir(&self.target);
         point_link(&self.output, &self.gens, self.target_name)?;

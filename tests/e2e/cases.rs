@@ -533,10 +533,18 @@ pub fn internal_folders_are_not_reachable(d: &Deployment) {
         "/_svcdir/405.json",
         "/_svcdir/options.json",
         "/_manifest.json",
+        "/_search/",
+        "/_search/current.json",
         "/.public.gens/",
     ] {
         assert_eq!(assert_json(&d.get(target), 404, target)["detail"], "Not found.", "{target}");
     }
+    // The published search index, at the path its pointer gives: for the search servers only.
+    let pointer: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.build.public.join("_search/current.json")).unwrap()).unwrap();
+    let index = format!("/{}", pointer["path"].as_str().unwrap());
+    assert!(d.build.public.join(&index[1..]).is_file(), "{index} is in the tree");
+    assert_eq!(assert_json(&d.get(&index), 404, &index)["detail"], "Not found.", "{index}");
 }
 
 /// Nothing outside public/ is served: traversal in every spelling is refused (400, as nginx

@@ -1,6 +1,7 @@
 //! The deployment recipes of `deploy/` (issue 14): the systemd units pass `systemd-analyze
 //! verify`, and their command lines, run as written (paths moved under a temporary
-//! directory), build, serve `/healthz` and reload on their `ExecReload`; the container image
+//! directory), build, and serve `/healthz`, the search server following the output folder
+//! (`--from`) from before the first build to the next one; the container image
 //! built by `deploy/container/build.sh` runs and answers. Each skips, saying why, where its
 //! tool is missing (`.ci/run` installs systemd, podman and runc).
 
@@ -72,7 +73,8 @@ fn systemd_units_pass_systemd_analyze_verify() {
     let about_ours: Vec<&str> = said.lines().filter(|l| l.contains("svcdir")).collect();
     assert!(about_ours.is_empty(), "systemd-analyze verify:\n{said}");
 
-    // The hardening the issue asks for, and the reload.
+    // The hardening the issue asks for; the server follows the output folder (issue 21),
+    // nothing reloads it.
     let search = unit("svcdir-search.service");
     for line in [
         "NoNewPrivileges=yes",
@@ -81,10 +83,15 @@ fn systemd_units_pass_systemd_analyze_verify() {
         "PrivateTmp=yes",
         "User=svcdir",
         "CapabilityBoundingSet=",
-        "ExecReload=/bin/kill -HUP $MAINPID",
     ] {
         assert!(search.lines().any(|l| l == line), "svcdir-search.service lacks {line}");
     }
+    assert!(setting(&search, "ExecStart").contains(&format!("--from {STATE}/public ")));
+    assert!(!search.lines().any(|l| l.starts_with("ExecReload=")));
+    assert!(
+        !unit("svcdir-build.service").lines().any(|l| l.starts_with("ExecStartPost=")),
+        "the build reloads nothing"
+    );
     assert!(!search.lines().any(|l| l.starts_with("ReadWritePaths=") || l.starts_with("StateDirectory=")));
 }
 
@@ -97,10 +104,11 @@ fn wait_until(what: &str, log: &Path, mut done: impl FnMut() -> bool) {
 }
 
 /// The units' `ExecStart` lines, run as written with `/var/lib/svcdir` moved to a temporary
-/// directory: the build writes the state, the search server serves it and reports its
-/// index in `/healthz`, and `ExecReload` after a rebuild puts the new index in force.
+/// directory: the search server, started before any build, answers 503; the build writes
+/// the state; the server follows it (`--from`), reports its index in `/healthz`, and puts a
+/// rebuild's index in force within its poll interval.
 #[test]
-fn the_units_command_lines_build_serve_and_reload() {
+fn the_units_command_lines_build_and_serve_what_they_build() {
     let work = tempfile::tempdir().expect("temp dir");
     let state = work.path().join("state");
     let input = state.join("input");
@@ -128,7 +136,6 @@ fn the_units_command_lines_build_serve_and_reload() {
         let output = Command::new(&build[0]).args(&build[1..]).env_remove("SVCDIR_BASE_URL").output().expect("runs");
         assert!(output.status.success(), "{build:?}:\n{}", text(&output));
     };
-    run_build();
     let manifest_index = || {
         let manifest: serde_json::Value =
             serde_json::from_slice(&fs::read(state.join("public/_manifest.json")).expect("manifest")).expect("JSON");
@@ -144,31 +151,55 @@ fn the_units_command_lines_build_serve_and_reload() {
         .stderr(fs::File::create(&log).expect("log"))
         .spawn()
         .expect("svcdir-search starts");
-    let server = svcdir_testkit::KillOnDrop(child);
+    let _server = svcdir_testkit::KillOnDrop(child);
     let mut port = 0;
     wait_until("svcdir-search does not listen", &log, || {
         port = listening_port(&fs::read_to_string(&log).unwrap_or_default()).unwrap_or(0);
         port != 0
     });
+    assert_eq!(support::request(port, "GET", "/healthz", &[]).status, 503, "no build yet");
+
+    run_build();
+    wait_until("the first build's index is not in force", &log, || {
+        support::request(port, "GET", "/healthz", &[]).json()["index_hash"] == manifest_index()
+    });
     let health = support::request(port, "GET", "/healthz", &[]).json();
     assert_eq!((&health["status"], &health["services"]), (&"ok".into(), &6.into()), "{health}");
-    assert_eq!(health["index_hash"], manifest_index(), "/healthz shows the build's index");
     // --log-format json, as the unit says: every line one JSON object.
     let logged = fs::read_to_string(&log).expect("log");
     assert!(logged.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()), "{logged}");
 
-    // A new dataset, rebuilt by the unit's command; then the unit's ExecReload.
+    // A new dataset, rebuilt by the unit's command: followed, nothing reloaded.
     copy_fixture("xss");
     run_build();
     assert_ne!(health["index_hash"], manifest_index());
-    let reload = command_of("svcdir-search.service", "ExecReload")
-        .into_iter()
-        .map(|w| w.replace("$MAINPID", &server.0.id().to_string()))
-        .collect::<Vec<_>>();
-    assert!(Command::new(&reload[0]).args(&reload[1..]).status().expect("kill runs").success(), "{reload:?}");
     wait_until("the new index is not in force", &log, || {
         support::request(port, "GET", "/healthz", &[]).json()["index_hash"] == manifest_index()
     });
+}
+
+/// `deploy/kubernetes/` passes `kubernetes-validate` (PyPI, installed by `.ci/run` into
+/// target/k8s-venv), and its Deployment runs the server as this repository means it:
+/// following a bucket, probed on /healthz.
+#[test]
+fn the_kubernetes_manifests_validate() {
+    let validate = support::repo().join("target/k8s-venv/bin/kubernetes-validate");
+    if !validate.is_file() {
+        svcdir::test_support::skipped(
+            "kubernetes-validate is not installed (.ci/run installs it into target/k8s-venv)",
+        );
+        return;
+    }
+    let file = support::repo().join("deploy/kubernetes/svcdir-search.yaml");
+    let output = Command::new(&validate).args(["--strict"]).arg(&file).output().expect("kubernetes-validate runs");
+    assert!(output.status.success(), "{}", text(&output));
+    let yaml = fs::read_to_string(&file).expect("manifest");
+    for kind in ["Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler"] {
+        assert!(yaml.lines().any(|l| l == format!("kind: {kind}")), "no {kind}");
+    }
+    for needle in ["- --from", "- s3://", "path: /healthz", "readinessProbe:", "livenessProbe:"] {
+        assert!(yaml.contains(needle), "the Deployment lacks {needle}");
+    }
 }
 
 /// The container engines that can run a container here, and the options they need: none

@@ -28,7 +28,10 @@ const SHAPES: [&str; 12] = [
 fn each_kind_of_endpoint_matches_its_reviewed_snapshot() {
     let work = tempfile::tempdir().unwrap();
     assert_ok(&common::build(&fixture("small"), work.path(), &["--import-page-size", "4"]));
-    let tree = read_tree(&work.path().join("public"));
+    let mut tree = read_tree(&work.path().join("public"));
+    // The index and its pointer are named by the index's hash, which every change of the
+    // index format changes: checked in tests/it/publication.rs, not reviewed as snapshots.
+    tree.retain(|path, _| !path.starts_with("_search/"));
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path("snapshots");
     settings.set_prepend_module_to_snapshot(false);

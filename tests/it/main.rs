@@ -14,6 +14,7 @@ mod downloads;
 mod openapi;
 mod openreferral;
 mod postcodes;
+mod publication;
 mod repository;
 mod schema;
 mod slugs;

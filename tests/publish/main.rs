@@ -145,10 +145,13 @@ fn the_bucket_holds_exactly_the_tree_with_the_headers_nginx_sends() {
             Some("html") => "text/html; charset=utf-8",
             Some("zip") => "application/zip",
             Some("gz") => "application/gzip",
+            // The search index (issue 21): for the search servers, named by its hash.
+            Some("idx") => "application/octet-stream",
             _ => "application/json",
         };
         let cache = match plain {
-            "_manifest.json" => "no-store",
+            "_manifest.json" | "_search/current.json" => "no-store",
+            p if p.starts_with("_search/") => "public, max-age=31536000, immutable",
             p if p.starts_with("_errors/") => "public, max-age=60",
             _ => "public, max-age=600",
         };
@@ -157,6 +160,8 @@ fn the_bucket_holds_exactly_the_tree_with_the_headers_nginx_sends() {
         assert_eq!(object.content_encoding.as_deref(), encoding, "{rel}");
     }
     assert!(objects.keys().any(|k| k.ends_with(".html.br")) && objects.keys().any(|k| k.ends_with(".json.gz")));
+    let pointer: serde_json::Value = serde_json::from_slice(&objects["_search/current.json"].bytes).unwrap();
+    assert!(objects.contains_key(pointer["path"].as_str().unwrap()), "the pointer names an uploaded index");
     assert!(
         objects.contains_key("downloads/openreferral-uk.zip") && objects.contains_key("downloads/services.ndjson.gz")
     );
@@ -228,8 +233,9 @@ fn uploads_go_before_the_lists_before_the_manifest_before_the_deletes() {
         let found = if last { events.iter().rposition(pred) } else { events.iter().position(pred) };
         found.unwrap_or_else(|| panic!("no such request in {events:?}"))
     };
+    const POINTER: &str = "_search/current.json";
     let file_put = |e: &(bool, String, String), want: &dyn Fn(&str) -> bool| {
-        e.1 == "PUT" && rel(&e.2).is_some_and(|r| r != "_manifest.json" && want(&r))
+        e.1 == "PUT" && rel(&e.2).is_some_and(|r| r != "_manifest.json" && r != POINTER && want(&r))
     };
     // Stages as src/api/objects.rs sorts them (unit-tested there): every resource and page
     // in place before a list that links to it starts.
@@ -250,6 +256,17 @@ fn uploads_go_before_the_lists_before_the_manifest_before_the_deletes() {
     assert!(manifest_after_files < first_delete, "deletes before the manifest");
     let final_manifest = index(&|e| !e.0 && manifest_put(e), true);
     assert!(final_manifest > last_delete_done, "the final manifest before the deletes finished");
+    // The new index with the files (before the manifest); its pointer once the manifest is
+    // in place, and before the deletes take the old index away (issue 21).
+    let index_done = index(&|e| e.0 && file_put(e, &|r| r.ends_with(".idx")), false);
+    assert!(index_done < manifest_after_files, "the index after the manifest");
+    let manifest_done =
+        manifest_after_files + events[manifest_after_files..].iter().position(|e| e.0 && manifest_put(e)).unwrap();
+    let pointer_put = |e: &(bool, String, String)| e.1 == "PUT" && rel(&e.2).as_deref() == Some(POINTER);
+    let pointer_start = index(&|e| !e.0 && pointer_put(e), false);
+    let pointer_done = index(&|e| e.0 && pointer_put(e), false);
+    assert!(manifest_done < pointer_start, "the pointer before the manifest was in place");
+    assert!(pointer_done < first_delete, "the old index deleted before the pointer moved");
     assert_exact(&s3.objects(&bucket, "o"), &site);
 }
 

@@ -4,6 +4,7 @@
 //! binary over HTTP (`server`). `support` holds the requests and the reference.
 
 mod differential;
+mod follow;
 mod rules;
 mod server;
 mod support;

@@ -51,11 +51,15 @@ impl Build {
 
     /// Runs `svcdir build` of `tests/fixtures/<fixture>` again into the same output and index.
     pub fn rebuild(&self, fixture: &str, base_url: &str) {
-        let input = repo().join("tests/fixtures").join(fixture);
+        self.rebuild_from(&repo().join("tests/fixtures").join(fixture), base_url);
+    }
+
+    /// Runs `svcdir build` of the dataset folder `input` into the same output and index.
+    pub fn rebuild_from(&self, input: &Path, base_url: &str) {
         let output = Command::new(env!("CARGO_BIN_EXE_svcdir"))
             .args(["build", "--quiet", "--import-page-size", IMPORT_PAGE_SIZE, "--base-url", base_url])
             .arg("--input")
-            .arg(&input)
+            .arg(input)
             .arg("--output")
             .arg(&self.public)
             .arg("--index")

@@ -63,21 +63,33 @@ impl S3Server {
 
     /// A server of its own, with extra environment (e.g. moto's credential checks).
     pub fn start(binary: &Path, env: &[(&str, &str)]) -> S3Server {
-        S3Server::spawn(binary, env, &[], None)
+        S3Server::spawn(binary, env, &[], None, 0)
+    }
+
+    /// [`S3Server::start`] on a given port: a server started again where one was stopped
+    /// (moto starts empty), so that clients configured with its endpoint find it again.
+    pub fn start_on(binary: &Path, port: u16, env: &[(&str, &str)]) -> S3Server {
+        S3Server::spawn(binary, env, &[], None, port)
     }
 
     /// A server of its own answering HTTPS only, with `tls`'s certificate for 127.0.0.1.
     pub fn start_https(binary: &Path, tls: &crate::tls::TestCertificate) -> S3Server {
         let args = ["--ssl-cert".as_ref(), tls.cert.as_os_str(), "--ssl-key".as_ref(), tls.key.as_os_str()];
-        S3Server::spawn(binary, &[], &args, Some(tls.ca.clone()))
+        S3Server::spawn(binary, &[], &args, Some(tls.ca.clone()), 0)
     }
 
-    /// Starts moto on port 0 and reads the port it got back from its log (werkzeug's
-    /// "Running on http://127.0.0.1:PORT"): no port is picked and released first.
-    fn spawn(binary: &Path, env: &[(&str, &str)], args: &[&std::ffi::OsStr], ca: Option<PathBuf>) -> S3Server {
+    /// Starts moto on `port` (0: any; the port it got is read back from its log, werkzeug's
+    /// "Running on http://127.0.0.1:PORT", so no port is picked and released first).
+    fn spawn(
+        binary: &Path,
+        env: &[(&str, &str)],
+        args: &[&std::ffi::OsStr],
+        ca: Option<PathBuf>,
+        port: u16,
+    ) -> S3Server {
         let log = tempfile::NamedTempFile::new().expect("log file");
         let child = Command::new(binary)
-            .args(["-H", "127.0.0.1", "-p", "0"])
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -117,12 +129,17 @@ impl S3Server {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("{label}-{}-{n}", std::process::id());
+        self.create_bucket(&name);
+        name
+    }
+
+    /// Makes the bucket `name`.
+    pub fn create_bucket(&self, name: &str) {
         let status = match &self.ca {
             None => send(self.port, "PUT", &format!("/{name}")),
             Some(ca) => send_https(&self.endpoint(), ca, "PUT", &format!("/{name}")),
         };
         assert_eq!(status, 200, "cannot create bucket {name}");
-        name
     }
 
     /// Lets anyone read the objects of `bucket` without signing (a bucket policy granting

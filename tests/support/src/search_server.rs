@@ -26,11 +26,18 @@ impl Server {
 
     /// [`Server::start`] with extra environment variables (e.g. `RUST_LOG`).
     pub fn start_with_env(index: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut args = vec!["--index", index.to_str().expect("utf-8 path")];
+        args.extend_from_slice(extra);
+        Server::start_args(&args, env)
+    }
+
+    /// Starts the binary with these arguments (`--index FILE` or `--from SOURCE` among
+    /// them) on a free port, its log in JSON lines.
+    pub fn start_args(args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(crate::bin("svcdir-search"))
             .envs(env.iter().copied())
-            .args(["--index", index.to_str().expect("utf-8 path"), "--listen", "127.0.0.1:0"])
-            .args(["--log-format", "json"])
-            .args(extra)
+            .args(["--listen", "127.0.0.1:0", "--log-format", "json"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -89,6 +96,12 @@ impl Server {
         let (status, content_type, body) = self.get("/healthz");
         assert_eq!((status, content_type.as_str()), (200, "application/json"));
         serde_json::from_slice(&body).expect("healthz is JSON")
+    }
+
+    /// `GET /healthz`: its status and its body, parsed (200 or 503).
+    pub fn health_status(&self) -> (u16, serde_json::Value) {
+        let (status, _, body) = self.get("/healthz");
+        (status, serde_json::from_slice(&body).expect("healthz is JSON"))
     }
 
     /// `GET /metrics`, read by a Prometheus text-format parser.
