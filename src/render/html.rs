@@ -26,6 +26,35 @@ pub struct HtmlView<'a> {
     pub body: &'a serde_json::Value,
     /// Link to the JSON form of the same response.
     pub json_url: String,
+    /// What some views show besides the response: a search form, a map, the front page.
+    pub extras: Extras,
+}
+
+/// What the HTML views of some responses show before the request and the response.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// The front page's introduction (the API root's view).
+    pub front: Option<FrontPage>,
+    /// A search form's markup ([`super::form::SearchForm::render`]).
+    pub form: Option<String>,
+    /// A map's SVG markup ([`super::map`]).
+    pub map: Option<String>,
+}
+
+/// What the front page says before the response: what the directory is, its licence and
+/// attribution, and the links of the API root.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FrontPage {
+    /// Number of published services.
+    pub services: usize,
+    /// Number of organisations.
+    pub organisations: usize,
+    /// `meta.licence`.
+    pub licence: String,
+    /// `meta.attribution`.
+    pub attribution: Vec<crate::views::Attribution>,
+    /// `(url, what it is)` of every link of the root.
+    pub links: Vec<(String, String)>,
 }
 
 impl<'a> HtmlView<'a> {
@@ -33,7 +62,7 @@ impl<'a> HtmlView<'a> {
     /// ([`crate::api::headers::json_headers`]).
     pub fn of_json(title: &str, request: String, status: u16, body: &'a serde_json::Value, json_url: String) -> Self {
         let headers = crate::api::headers::json_headers();
-        HtmlView { title: title.to_owned(), request, status, headers, body, json_url }
+        HtmlView { title: title.to_owned(), request, status, headers, body, json_url, extras: Extras::default() }
     }
 
     /// [`HtmlView::of_json`] for a request whose JSON form is the same path with
@@ -63,13 +92,18 @@ pub const BASE: &str = "base.html";
 /// [`BASE`]'s source, embedded.
 pub const BASE_SOURCE: &str = include_str!("../../templates/base.html");
 
-fn environment() -> &'static Environment<'static> {
+/// The templates of the HTML views, parsed once.
+pub(crate) fn environment() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Environment::new();
-        env.add_template(BASE, BASE_SOURCE).expect("the embedded template parses (tested)");
-        env.add_template(PAGE, include_str!("../../templates/page.html"))
-            .expect("the embedded template parses (tested)");
+        for (name, source) in [
+            (BASE, BASE_SOURCE),
+            (PAGE, include_str!("../../templates/page.html")),
+            (super::form::TEMPLATE, include_str!("../../templates/search_form.html")),
+        ] {
+            env.add_template(name, source).expect("the embedded templates parse (tested)");
+        }
         env
     })
 }
@@ -101,6 +135,9 @@ pub fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
             json_url => &view.json_url,
             previous => link("previous"),
             next => link("next"),
+            front => view.extras.front.as_ref().map(|front| minijinja::Value::from(minijinja::value::Serde(front))),
+            form_html => view.extras.form.clone().map(minijinja::Value::from_safe_string),
+            map_svg => view.extras.map.clone().map(minijinja::Value::from_safe_string),
         })
         .map_err(|source| HtmlError::Template { name: PAGE.to_owned(), source })
 }
@@ -189,6 +226,7 @@ mod tests {
             headers: vec![("Content-Type".into(), "application/json".into())],
             body: &body,
             json_url: "/api/v4/services/x/?format=json".into(),
+            extras: Extras::default(),
         })
         .unwrap();
         assert!(!html.contains("<script>alert"), "{html}");

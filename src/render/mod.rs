@@ -5,7 +5,9 @@
 //! and gives the files it owns. Jobs are independent, so `build` runs them in parallel with
 //! rayon; every byte depends on the model and configuration only, never on timing.
 
+pub mod form;
 pub mod html;
+pub mod map;
 
 use serde::Serialize;
 
@@ -13,7 +15,7 @@ use crate::model::{Directory, OrgIx, ServiceIx};
 use crate::search::PageNumber;
 use crate::views::v4::{self, Envelope, OrganisationView, PagedEnvelope, ServiceContext, ServiceView};
 use crate::views::{Publication, v3};
-use html::{HtmlError, HtmlView, render_html};
+use html::{Extras, FrontPage, HtmlError, HtmlView, render_html};
 
 /// Why a response could not be rendered.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +78,8 @@ pub enum Job {
     OpenReferral(crate::openreferral::Job),
     /// The bulk downloads (`crate::downloads`).
     Downloads,
+    /// The API root (`/`, `/api/`), whose HTML view is the front page.
+    Root,
 }
 
 /// Where the static files live under the output directory. Each endpoint is a folder
@@ -110,6 +114,9 @@ pub mod paths {
     pub const OPENAPI: &str = crate::openapi::FOLDER;
     /// The OpenAPI document under its well-known name.
     pub const OPENAPI_FILE: &str = crate::openapi::FILE;
+    /// Endpoint folder of the API root, answered at `/`, `/api` and `/api/` (behaviour.md,
+    /// "Import and lists").
+    pub const ROOT: &str = "api";
 }
 
 /// Everything a job reads.
@@ -141,6 +148,7 @@ impl RenderContext<'_> {
             Job::NotFound,
             Job::OpenApi,
             Job::Downloads,
+            Job::Root,
         ];
         jobs.extend((1..=self.import_pages()).map(Job::ImportPage));
         jobs.extend((0..self.dir.organisations.len() as OrgIx).map(Job::Organisation));
@@ -159,14 +167,16 @@ impl RenderContext<'_> {
                 let view = ServiceView::new(dir, publication, service, ServiceContext::Single);
                 let body = Envelope { meta: publication.meta_full(), data: view };
                 let keys = [service.id.to_string(), service.slug.clone()];
-                endpoint_under_keys(&keys, paths::service, &service.name, &body)
+                let extras = Extras { map: self.locations_map(&service.name, &service.locations), ..Extras::default() };
+                endpoint_under_keys(&keys, paths::service, &service.name, &body, &extras)
             }
             Job::Organisation(ix) => {
                 let org = &dir.organisations[ix as usize];
                 let body =
                     Envelope { meta: publication.meta_full(), data: OrganisationView::new(dir, publication, org) };
                 let keys = [org.id.to_string(), org.slug.clone()];
-                endpoint_under_keys(&keys, paths::organisation, &org.name, &body)
+                let extras = Extras { map: self.locations_map(&org.name, &org.locations), ..Extras::default() };
+                endpoint_under_keys(&keys, paths::organisation, &org.name, &body, &extras)
             }
             Job::ImportPage(n) => {
                 let body = self.import_page(n);
@@ -227,16 +237,56 @@ impl RenderContext<'_> {
                     bytes: crate::downloads::openreferral_zip(dir, publication, self.oruk)?,
                 },
             ]),
+            Job::Root => {
+                let links = crate::views::root::RootLinks::new(&publication.base_url);
+                let front = FrontPage {
+                    services: dir.services.len(),
+                    organisations: dir.organisations.len(),
+                    licence: publication.licence.clone(),
+                    attribution: publication.attribution.clone(),
+                    links: links.described().iter().map(|(url, what)| ((*url).to_owned(), (*what).to_owned())).collect(),
+                };
+                let categories = form::CategoryOptions::of(&dir.categories);
+                let query = crate::search::RawQuery::default();
+                let form = form::SearchForm {
+                    version: crate::search::ApiVersion::V4,
+                    query: &query,
+                    errors: None,
+                    categories: &categories,
+                };
+                let form = form.render().map_err(|source| RenderError::Html { path: paths::ROOT.to_owned(), source })?;
+                let body = Envelope { meta: publication.meta_full(), data: links };
+                let extras = Extras { front: Some(front), form: Some(form), map: None };
+                endpoint_with(paths::ROOT, "/", "Service Directory API", &body, &extras)
+            }
             Job::NotFound => {
                 let body = serde_json::json!({ "detail": "Not found." });
                 let json = json_bytes(paths::ERRORS, &body)?;
-                let html = html_bytes(paths::ERRORS, "Not found", "/", 404, &body)?;
+                let html = html_bytes(paths::ERRORS, "Not found", "/", 404, &body, &Extras::default())?;
                 Ok(vec![
                     OutputFile { path: format!("{}/404.json", paths::ERRORS), bytes: json },
                     OutputFile { path: format!("{}/404.html", paths::ERRORS), bytes: html },
                 ])
             }
         }
+    }
+
+    /// The map of a service's or an organisation's locations, numbered as its `locations`
+    /// list; None without locations.
+    fn locations_map(&self, subject: &str, locations: &[crate::model::LocationIx]) -> Option<String> {
+        let addresses: Vec<(crate::model::Point, String)> = locations
+            .iter()
+            .map(|&ix| {
+                let location = &self.dir.locations[ix as usize];
+                (location.point, location.formatted_address())
+            })
+            .collect();
+        let markers: Vec<map::Marker<'_>> = addresses
+            .iter()
+            .enumerate()
+            .map(|(n, (point, address))| map::Marker { number: n + 1, point: *point, label: address })
+            .collect();
+        map::places_map(subject, &markers)
     }
 
     /// Page `n` of the import: services in id order, list forms.
@@ -269,8 +319,11 @@ fn html_bytes(
     request: &str,
     status: u16,
     body: &serde_json::Value,
+    extras: &Extras,
 ) -> Result<Vec<u8>, RenderError> {
-    render_html(&HtmlView::of_static(title, request, status, body))
+    let mut view = HtmlView::of_static(title, request, status, body);
+    view.extras = extras.clone();
+    render_html(&view)
         .map(String::into_bytes)
         .map_err(|source| RenderError::Html { path: path.to_owned(), source })
 }
@@ -282,10 +335,24 @@ pub(crate) fn endpoint<T: Serialize>(
     title: &str,
     body: &T,
 ) -> Result<Vec<OutputFile>, RenderError> {
+    endpoint_with(folder, request, title, body, &Extras::default())
+}
+
+/// [`endpoint`] whose HTML view shows `extras` too.
+fn endpoint_with<T: Serialize>(
+    folder: &str,
+    request: &str,
+    title: &str,
+    body: &T,
+    extras: &Extras,
+) -> Result<Vec<OutputFile>, RenderError> {
     let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder.to_owned(), source })?;
     Ok(vec![
         OutputFile { path: format!("{folder}/index.json"), bytes: json_bytes(folder, &value)? },
-        OutputFile { path: format!("{folder}/index.html"), bytes: html_bytes(folder, title, request, 200, &value)? },
+        OutputFile {
+            path: format!("{folder}/index.html"),
+            bytes: html_bytes(folder, title, request, 200, &value, extras)?,
+        },
     ])
 }
 
@@ -296,6 +363,7 @@ fn endpoint_under_keys<T: Serialize>(
     folder_of: fn(&str) -> String,
     title: &str,
     body: &T,
+    extras: &Extras,
 ) -> Result<Vec<OutputFile>, RenderError> {
     let mut files = Vec::with_capacity(keys.len() * 2);
     let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder_of(&keys[0]), source })?;
@@ -303,7 +371,7 @@ fn endpoint_under_keys<T: Serialize>(
     for key in keys {
         let folder = folder_of(key);
         files.push(OutputFile { path: format!("{folder}/index.json"), bytes: json.clone() });
-        let html = html_bytes(&folder, title, &format!("/{folder}/"), 200, &value)?;
+        let html = html_bytes(&folder, title, &format!("/{folder}/"), 200, &value, extras)?;
         files.push(OutputFile { path: format!("{folder}/index.html"), bytes: html });
     }
     Ok(files)

@@ -15,7 +15,10 @@ use crate::api::ApiError;
 use crate::api::headers::{HTML, JSON};
 use crate::api::negotiate::{self, Format};
 use crate::api::routing::{V3_PATH, V4_PATH};
-use crate::render::html::{HtmlView, render_html};
+use crate::model::Point;
+use crate::render::form::{CategoryOptions, SearchForm};
+use crate::render::html::{Extras, HtmlView, render_html};
+use crate::render::map::{self, Marker};
 use crate::search::{self, ApiVersion, Deadline, RawQuery, ResultPage};
 
 impl IntoResponse for ApiError {
@@ -73,7 +76,7 @@ fn error_response(error: ApiError, uri: &Uri, headers: &HeaderMap, title: &str) 
     let query = RawQuery::parse(uri.query().unwrap_or(""));
     match negotiate::negotiate(&query, headers) {
         Ok(format) => {
-            let target = Target { uri, query: &query, title, size_hint: 256 };
+            let target = Target { uri, query: &query, title, size_hint: 256, search: None };
             respond(format, error.status(), &error.body(), &target)
         }
         Err(unknown_format) => unknown_format.into_response(),
@@ -86,6 +89,17 @@ struct Target<'a> {
     query: &'a RawQuery,
     title: &'a str,
     size_hint: usize,
+    /// For a search: what its HTML view shows besides the response.
+    search: Option<SearchExtras<'a>>,
+}
+
+/// What the HTML view of a search shows besides the response: the form, and once the
+/// search ran, the map.
+struct SearchExtras<'a> {
+    version: ApiVersion,
+    categories: &'a CategoryOptions,
+    /// The point searched from, its postcode (as normalised) and the radius in metres.
+    from: Option<(Point, &'a str, u64)>,
 }
 
 fn search_response(
@@ -104,10 +118,14 @@ fn search_response(
         ApiVersion::V4 => ("Service search", V4_PATH),
         ApiVersion::V3 => ("Search (v3)", V3_PATH),
     };
-    let mut target = Target { uri, query: &query, title, size_hint: 256 };
-    let page = search::params::parse(&query, state.index(), version)
-        .map_err(ApiError::BadRequest)
-        .and_then(|params| search::run::run(state.index(), &params, deadline).map_err(ApiError::from));
+    let search = SearchExtras { version, categories: &state.category_options, from: None };
+    let mut target = Target { uri, query: &query, title, size_hint: 256, search: Some(search) };
+    let page = search::params::parse(&query, state.index(), version).map_err(ApiError::BadRequest).and_then(|params| {
+        if let Some(search) = target.search.as_mut() {
+            search.from = Some((params.postcode.point, params.postcode.code, params.radius_m));
+        }
+        search::run::run(state.index(), &params, deadline).map_err(ApiError::from)
+    });
     let page = match page {
         Ok(page) => page,
         Err(error) => return with_error_headers(&error, respond(format, error.status(), &error.body(), &target)),
@@ -190,7 +208,16 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
             let request = target.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/").to_owned();
             let qs = target.query.encode_with("format", Some(("format", "json")));
             let json_url = format!("{}?{qs}", target.uri.path());
-            let view = HtmlView::of_json(target.title, request, status.as_u16(), &value, json_url);
+            let mut view = HtmlView::of_json(target.title, request, status.as_u16(), &value, json_url);
+            if let Some(search) = &target.search {
+                match search_extras(search, target.query, status, &value) {
+                    Ok(extras) => view.extras = extras,
+                    Err(err) => {
+                        tracing::error!(error = %err, "the search form failed; answered 500");
+                        return ApiError::Internal.into_response();
+                    }
+                }
+            }
             match render_html(&view) {
                 Ok(html) => (status, [(header::CONTENT_TYPE, HTML)], html).into_response(),
                 Err(err) => {
@@ -200,6 +227,44 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
             }
         }
     }
+}
+
+/// The form, filled in with the query (and the 400's messages), and for a page of results
+/// the map of its located results, each at its location nearest the point searched from.
+fn search_extras(
+    search: &SearchExtras<'_>,
+    query: &RawQuery,
+    status: StatusCode,
+    body: &serde_json::Value,
+) -> Result<Extras, crate::render::html::HtmlError> {
+    let errors = (status == StatusCode::BAD_REQUEST).then_some(body);
+    let form = SearchForm { version: search.version, query, errors, categories: search.categories }.render()?;
+    let map = match search.from {
+        Some((from, code, radius)) if status == StatusCode::OK => {
+            let list = match search.version {
+                ApiVersion::V4 => "data",
+                ApiVersion::V3 => "results",
+            };
+            let results = body.get(list).and_then(|v| v.as_array()).map_or(&[][..], Vec::as_slice);
+            let markers: Vec<Marker<'_>> = results
+                .iter()
+                .enumerate()
+                .filter_map(|(n, result)| {
+                    let nearest = result
+                        .get("locations")?
+                        .as_array()?
+                        .iter()
+                        .filter_map(|l| Some(Point { lat: l.get("latitude")?.as_f64()?, lon: l.get("longitude")?.as_f64()? }))
+                        .min_by(|a, b| from.distance_m(*a).total_cmp(&from.distance_m(*b)))?;
+                    let label = result.get("name").and_then(|v| v.as_str()).unwrap_or("");
+                    Some(Marker { number: n + 1, point: nearest, label })
+                })
+                .collect();
+            map::search_map(from, code, radius, &markers)
+        }
+        _ => None,
+    };
+    Ok(Extras { front: None, form: Some(form), map })
 }
 
 #[cfg(test)]
