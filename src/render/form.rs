@@ -57,10 +57,7 @@ impl CategoryOptions {
         out.push_str("<option value=\"\">Any category</option>");
         let known = self.options.iter().any(|(slug, _)| slug == chosen);
         if !chosen.is_empty() && !known {
-            out.push_str(&format!(
-                "\n<option value=\"{0}\" selected>{0}</option>",
-                v_htmlescape::escape(chosen)
-            ));
+            out.push_str(&format!("\n<option value=\"{0}\" selected>{0}</option>", v_htmlescape::escape(chosen)));
         }
         for (slug, markup) in &self.options {
             out.push('\n');
@@ -139,7 +136,12 @@ impl SearchForm<'_> {
             choice("category", "Category", "With everything below it in the tree.", {
                 self.categories.markup(&value("category"))
             }),
-            choice("location_type", "Reach", "Local: no national or regional area.", location_types(&value("location_type"))),
+            choice(
+                "location_type",
+                "Reach",
+                "Local: no national or regional area.",
+                location_types(&value("location_type")),
+            ),
             text("radius", "Radius (metres)", "From the postcode; 5000 when empty.", "numeric"),
         ];
         let action = match self.version {

@@ -244,7 +244,11 @@ impl RenderContext<'_> {
                     organisations: dir.organisations.len(),
                     licence: publication.licence.clone(),
                     attribution: publication.attribution.clone(),
-                    links: links.described().iter().map(|(url, what)| ((*url).to_owned(), (*what).to_owned())).collect(),
+                    links: links
+                        .described()
+                        .iter()
+                        .map(|(url, what)| ((*url).to_owned(), (*what).to_owned()))
+                        .collect(),
                 };
                 let categories = form::CategoryOptions::of(&dir.categories);
                 let query = crate::search::RawQuery::default();
@@ -254,7 +258,8 @@ impl RenderContext<'_> {
                     errors: None,
                     categories: &categories,
                 };
-                let form = form.render().map_err(|source| RenderError::Html { path: paths::ROOT.to_owned(), source })?;
+                let form =
+                    form.render().map_err(|source| RenderError::Html { path: paths::ROOT.to_owned(), source })?;
                 let body = Envelope { meta: publication.meta_full(), data: links };
                 let extras = Extras { front: Some(front), form: Some(form), map: None };
                 endpoint_with(paths::ROOT, "/", "Service Directory API", &body, &extras)
@@ -323,9 +328,7 @@ fn html_bytes(
 ) -> Result<Vec<u8>, RenderError> {
     let mut view = HtmlView::of_static(title, request, status, body);
     view.extras = extras.clone();
-    render_html(&view)
-        .map(String::into_bytes)
-        .map_err(|source| RenderError::Html { path: path.to_owned(), source })
+    render_html(&view).map(String::into_bytes).map_err(|source| RenderError::Html { path: path.to_owned(), source })
 }
 
 /// `index.json` and `index.html` of one endpoint folder.

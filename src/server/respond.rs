@@ -254,7 +254,9 @@ fn search_extras(
                         .get("locations")?
                         .as_array()?
                         .iter()
-                        .filter_map(|l| Some(Point { lat: l.get("latitude")?.as_f64()?, lon: l.get("longitude")?.as_f64()? }))
+                        .filter_map(|l| {
+                            Some(Point { lat: l.get("latitude")?.as_f64()?, lon: l.get("longitude")?.as_f64()? })
+                        })
                         .min_by(|a, b| from.distance_m(*a).total_cmp(&from.distance_m(*b)))?;
                     let label = result.get("name").and_then(|v| v.as_str()).unwrap_or("");
                     Some(Marker { number: n + 1, point: nearest, label })

@@ -240,7 +240,12 @@ impl Frame {
         let height = (WIDTH_PX * self.h / self.w).round();
         // The coastline within the frame and a margin of a tenth around it.
         let (mx, my) = (self.w / 10.0, self.h / 10.0);
-        let path = coast.path_within(Bounds { x0: self.x0 - mx, y0: self.y0 - my, x1: self.x0 + self.w + mx, y1: self.y0 + self.h + my });
+        let path = coast.path_within(Bounds {
+            x0: self.x0 - mx,
+            y0: self.y0 - my,
+            x1: self.x0 + self.w + mx,
+            y1: self.y0 + self.h + my,
+        });
         let mut svg = String::with_capacity(path.len() + 4096);
         let _ = write!(
             svg,
