@@ -76,7 +76,7 @@ fn error_response(error: ApiError, uri: &Uri, headers: &HeaderMap, title: &str) 
     let query = RawQuery::parse(uri.query().unwrap_or(""));
     match negotiate::negotiate(&query, headers) {
         Ok(format) => {
-            let target = Target { uri, query: &query, title, size_hint: 256, search: None };
+            let target = Target { uri, query: &query, title, size_hint: 256, search: None, links: None };
             respond(format, error.status(), &error.body(), &target)
         }
         Err(unknown_format) => unknown_format.into_response(),
@@ -91,6 +91,9 @@ struct Target<'a> {
     size_hint: usize,
     /// For a search: what its HTML view shows besides the response.
     search: Option<SearchExtras<'a>>,
+    /// For a page of results: `next` and `previous`; its HTML view then reads the JSON as
+    /// text, without building a tree.
+    links: Option<(Option<String>, Option<String>)>,
 }
 
 /// What the HTML view of a search shows besides the response: the form, and once the
@@ -119,7 +122,7 @@ fn search_response(
         ApiVersion::V3 => ("Search (v3)", V3_PATH),
     };
     let search = SearchExtras { version, categories: &state.category_options, from: None };
-    let mut target = Target { uri, query: &query, title, size_hint: 256, search: Some(search) };
+    let mut target = Target { uri, query: &query, title, size_hint: 256, search: Some(search), links: None };
     let page = search::params::parse(&query, state.index(), version).map_err(ApiError::BadRequest).and_then(|params| {
         if let Some(search) = target.search.as_mut() {
             search.from = Some((params.postcode.point, params.postcode.code, params.radius_m));
@@ -131,6 +134,9 @@ fn search_response(
         Err(error) => return with_error_headers(&error, respond(format, error.status(), &error.body(), &target)),
     };
     let (next, previous) = links(&state.publication().base_url, path, &query, &page);
+    if format == Format::Html {
+        target.links = Some((next.clone(), previous.clone()));
+    }
     let index = state.index();
     let size = page.hits.iter().map(|hit| index.rendered(version, hit.service).len() + 1).sum::<usize>();
     let mut body = Vec::with_capacity(size + 1024);
@@ -202,15 +208,28 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
     match format {
         Format::Json => (status, [(header::CONTENT_TYPE, JSON)], bytes).into_response(),
         Format::Html => {
-            let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-                return ApiError::Internal.into_response();
-            };
             let request = target.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/").to_owned();
             let qs = target.query.encode_with("format", Some(("format", "json")));
             let json_url = format!("{}?{qs}", target.uri.path());
-            let mut view = HtmlView::of_json(target.title, request, status.as_u16(), &value, json_url);
+            let value;
+            let mut view = match &target.links {
+                Some(links) => {
+                    HtmlView::of_encoded(target.title, request, status.as_u16(), &bytes, links.clone(), json_url)
+                }
+                None => {
+                    let Ok(parsed) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                        return ApiError::Internal.into_response();
+                    };
+                    value = parsed;
+                    HtmlView::of_json(target.title, request, status.as_u16(), &value, json_url)
+                }
+            };
             if let Some(search) = &target.search {
-                match search_extras(search, target.query, status, &value) {
+                let errors = match &view.body {
+                    crate::render::html::Body::Value(value) if status == StatusCode::BAD_REQUEST => Some(*value),
+                    _ => None,
+                };
+                match search_extras(search, target.query, status, errors, &bytes) {
                     Ok(extras) => view.extras = extras,
                     Err(err) => {
                         tracing::error!(error = %err, "the search form failed; answered 500");
@@ -229,37 +248,31 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
     }
 }
 
-/// The form, filled in with the query (and the 400's messages), and for a page of results
-/// the map of its located results, each at its location nearest the point searched from.
+/// The form, filled in with the query (and the 400's messages, `errors`), and for a page of
+/// results the map of its located results, each at its location nearest the point searched
+/// from (read from the JSON text `json` as typed records: no tree is built).
 fn search_extras(
     search: &SearchExtras<'_>,
     query: &RawQuery,
     status: StatusCode,
-    body: &serde_json::Value,
+    errors: Option<&serde_json::Value>,
+    json: &[u8],
 ) -> Result<Extras, crate::render::html::HtmlError> {
-    let errors = (status == StatusCode::BAD_REQUEST).then_some(body);
     let form = SearchForm { version: search.version, query, errors, categories: search.categories }.render()?;
     let map = match search.from {
         Some((from, code, radius)) if status == StatusCode::OK => {
-            let list = match search.version {
-                ApiVersion::V4 => "data",
-                ApiVersion::V3 => "results",
-            };
-            let results = body.get(list).and_then(|v| v.as_array()).map_or(&[][..], Vec::as_slice);
-            let markers: Vec<Marker<'_>> = results
+            let page: Located<'_> = serde_json::from_slice(json)?;
+            let markers: Vec<Marker<'_>> = page
+                .results
                 .iter()
                 .enumerate()
                 .filter_map(|(n, result)| {
                     let nearest = result
-                        .get("locations")?
-                        .as_array()?
+                        .locations
                         .iter()
-                        .filter_map(|l| {
-                            Some(Point { lat: l.get("latitude")?.as_f64()?, lon: l.get("longitude")?.as_f64()? })
-                        })
+                        .map(|l| Point { lat: l.latitude, lon: l.longitude })
                         .min_by(|a, b| from.distance_m(*a).total_cmp(&from.distance_m(*b)))?;
-                    let label = result.get("name").and_then(|v| v.as_str()).unwrap_or("");
-                    Some(Marker { number: n + 1, point: nearest, label })
+                    Some(Marker { number: n + 1, point: nearest, label: &result.name })
                 })
                 .collect();
             map::search_map(from, code, radius, &markers)
@@ -267,6 +280,27 @@ fn search_extras(
         _ => None,
     };
     Ok(Extras { front: None, form: Some(form), map })
+}
+
+/// What the map reads of a page of results: each result's name and locations (v4's `data`,
+/// v3's `results`); serde skips the rest of the text without keeping it.
+#[derive(serde::Deserialize)]
+struct Located<'a> {
+    #[serde(alias = "data", borrow)]
+    results: Vec<LocatedResult<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct LocatedResult<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+    locations: Vec<LatLon>,
+}
+
+#[derive(serde::Deserialize)]
+struct LatLon {
+    latitude: f64,
+    longitude: f64,
 }
 
 #[cfg(test)]
