@@ -73,10 +73,10 @@ pub fn search_map(from: Point, from_name: &str, radius_m: u64, markers: &[Marker
     desc.push('.');
     let mut svg = frame.open(&title, &desc);
     if radius > 0.0 {
-        let _ = write!(
+        let _ = writeln!(
             svg,
             "<ellipse cx=\"{}\" cy=\"{}\" rx=\"{}\" ry=\"{}\" fill=\"#0b5cad\" fill-opacity=\"0.08\" stroke=\"#0b5cad\" \
-             stroke-width=\"{}\" stroke-dasharray=\"{} {}\"/>\n",
+             stroke-width=\"{}\" stroke-dasharray=\"{} {}\"/>",
             num(centre.0),
             num(centre.1),
             num(rx),
@@ -88,10 +88,10 @@ pub fn search_map(from: Point, from_name: &str, radius_m: u64, markers: &[Marker
     }
     // The point searched from: a ring with a cross.
     let (s, r) = (9.0 * frame.w / WIDTH_PX, frame.px(5.0));
-    let _ = write!(
+    let _ = writeln!(
         svg,
         "<g><title>{}, the point searched from</title><circle cx=\"{}\" cy=\"{}\" r=\"{r}\" fill=\"#fff\" \
-         stroke=\"#1b1b1b\" stroke-width=\"{w}\"/><path d=\"M{} {}h{}M{} {}v{}\" stroke=\"#1b1b1b\" stroke-width=\"{w}\"/></g>\n",
+         stroke=\"#1b1b1b\" stroke-width=\"{w}\"/><path d=\"M{} {}h{}M{} {}v{}\" stroke=\"#1b1b1b\" stroke-width=\"{w}\"/></g>",
         escape(from_name),
         num(centre.0),
         num(centre.1),
@@ -274,11 +274,11 @@ impl Frame {
         let (r, font) = (self.px(11.0), self.px(12.0));
         for marker in markers.iter().rev() {
             let (x, y) = project(marker.point);
-            let _ = write!(
+            let _ = writeln!(
                 svg,
                 "<g><title>{n}. {}</title><circle cx=\"{x}\" cy=\"{y}\" r=\"{r}\" fill=\"#b3261e\" stroke=\"#fff\" \
                  stroke-width=\"{w}\"/><text x=\"{x}\" y=\"{y}\" dy=\"0.35em\" text-anchor=\"middle\" \
-                 font-family=\"sans-serif\" font-size=\"{font}\" font-weight=\"bold\" fill=\"#fff\">{n}</text></g>\n",
+                 font-family=\"sans-serif\" font-size=\"{font}\" font-weight=\"bold\" fill=\"#fff\">{n}</text></g>",
                 escape(marker.label),
                 n = marker.number,
                 x = num(x),
