@@ -5,7 +5,7 @@
 #
 #   SVCDIR_BENCH_SIZES=100000 SVCDIR_BENCH_SECONDS=3 SVCDIR_BENCH_KEEP=1 cargo bench --bench search_load
 #   cargo build --release --bin svcdir-search
-#   flock -x /work/wt/cpu.lock bash benches/html_view/run.sh 100000   # or without flock
+#   bash benches/html_view/run.sh 100000   # nothing else busy on the machine
 #
 # Needs wrk (Debian's `wrk`). Traffic goes to 127.0.0.1 only; the server is stopped at the end.
 set -euo pipefail
