@@ -472,8 +472,8 @@ pub fn operator_paths_are_not_served(d: &Deployment) {
 pub fn unknown_paths_ids_and_slugs_are_404(d: &Deployment) {
     let not_found = serde_json::json!({"detail": "Not found."});
     for (target, post) in [
-        ("/", 404),
-        ("/api/", 404),
+        // `/` and `/api/` are the API root (issue 26); the version folders are not.
+        ("/api/v3/", 404),
         ("/api/v4/", 404),
         ("/api/v5/categories/", 404),
         ("/api/v4/services/00000000-0000-4000-8000-000000000000/", 405),
