@@ -131,6 +131,7 @@ impl NginxConfig {
             daemon_off => self.daemon_off,
             search_paths => search_paths,
             import_folder => paths::IMPORT,
+            root_folder => paths::ROOT,
             oruk_folder => crate::openreferral::FOLDER,
             exact_files => routing::EXACT_FILES
                 .iter()

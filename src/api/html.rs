@@ -23,9 +23,55 @@ pub struct HtmlView<'a> {
     /// Response headers shown on the page (name, value), in order.
     pub headers: Vec<(String, String)>,
     /// The JSON response body, shown readably.
-    pub body: &'a serde_json::Value,
+    pub body: Body<'a>,
     /// Link to the JSON form of the same response.
     pub json_url: String,
+    /// What some views show besides the response: a search form, a map, the front page.
+    pub extras: Extras,
+}
+
+/// The body an HTML view shows.
+#[derive(Debug, Clone)]
+pub enum Body<'a> {
+    /// A JSON tree.
+    Value(&'a serde_json::Value),
+    /// JSON text, shown as it is read, without building a tree (the search's pages: parsing
+    /// them into a tree cost more than the search itself), with its paging links.
+    Encoded {
+        /// The JSON text.
+        json: &'a [u8],
+        /// `next`, if any.
+        next: Option<String>,
+        /// `previous`, if any.
+        previous: Option<String>,
+    },
+}
+
+/// What the HTML views of some responses show before the request and the response.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// The front page's introduction (the API root's view).
+    pub front: Option<FrontPage>,
+    /// A search form's markup ([`super::form::SearchForm::render`]).
+    pub form: Option<String>,
+    /// A map's SVG markup ([`super::map`]).
+    pub map: Option<String>,
+}
+
+/// What the front page says before the response: what the directory is, its licence and
+/// attribution, and the links of the API root.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FrontPage {
+    /// Number of published services.
+    pub services: usize,
+    /// Number of organisations.
+    pub organisations: usize,
+    /// `meta.licence`.
+    pub licence: String,
+    /// `meta.attribution`.
+    pub attribution: Vec<crate::views::Attribution>,
+    /// `(url, what it is)` of every link of the root.
+    pub links: Vec<(String, String)>,
 }
 
 impl<'a> HtmlView<'a> {
@@ -33,7 +79,23 @@ impl<'a> HtmlView<'a> {
     /// ([`crate::api::headers::json_headers`]).
     pub fn of_json(title: &str, request: String, status: u16, body: &'a serde_json::Value, json_url: String) -> Self {
         let headers = crate::api::headers::json_headers();
-        HtmlView { title: title.to_owned(), request, status, headers, body, json_url }
+        let body = Body::Value(body);
+        HtmlView { title: title.to_owned(), request, status, headers, body, json_url, extras: Extras::default() }
+    }
+
+    /// The view of a JSON answer given as text, shown without building a tree.
+    pub fn of_encoded(
+        title: &str,
+        request: String,
+        status: u16,
+        json: &'a [u8],
+        links: (Option<String>, Option<String>),
+        json_url: String,
+    ) -> Self {
+        let headers = crate::api::headers::json_headers();
+        let (next, previous) = links;
+        let body = Body::Encoded { json, next, previous };
+        HtmlView { title: title.to_owned(), request, status, headers, body, json_url, extras: Extras::default() }
     }
 
     /// [`HtmlView::of_json`] for a request whose JSON form is the same path with
@@ -47,6 +109,9 @@ impl<'a> HtmlView<'a> {
 /// Why rendering failed.
 #[derive(Debug, thiserror::Error)]
 pub enum HtmlError {
+    /// The JSON text of a [`Body::Encoded`] is not JSON.
+    #[error("the body is not JSON: {0}")]
+    Json(#[from] serde_json::Error),
     /// A template failed.
     #[error("template {name}: {source}")]
     Template {
@@ -60,16 +125,23 @@ pub enum HtmlError {
 const PAGE: &str = "page.html";
 /// The shell every HTML page extends (`templates/base.html`).
 pub const BASE: &str = "base.html";
+/// The search form's template (`templates/search_form.html`), drawn by `crate::render::form`.
+pub const FORM: &str = "search_form.html";
 /// [`BASE`]'s source, embedded.
 pub const BASE_SOURCE: &str = include_str!("../../templates/base.html");
 
-fn environment() -> &'static Environment<'static> {
+/// The templates of the HTML views, parsed once.
+pub(crate) fn environment() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
         let mut env = Environment::new();
-        env.add_template(BASE, BASE_SOURCE).expect("the embedded template parses (tested)");
-        env.add_template(PAGE, include_str!("../../templates/page.html"))
-            .expect("the embedded template parses (tested)");
+        for (name, source) in [
+            (BASE, BASE_SOURCE),
+            (PAGE, include_str!("../../templates/page.html")),
+            (FORM, include_str!("../../templates/search_form.html")),
+        ] {
+            env.add_template(name, source).expect("the embedded templates parse (tested)");
+        }
         env
     })
 }
@@ -87,7 +159,13 @@ fn reason(status: u16) -> &'static str {
 
 /// Renders the HTML view of one response.
 pub fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
-    let link = |key: &str| view.body.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+    let (body, previous, next) = match &view.body {
+        Body::Value(value) => {
+            let link = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+            (body_html(value), link("previous"), link("next"))
+        }
+        Body::Encoded { json, next, previous } => (body_html_from_json(json)?, previous.clone(), next.clone()),
+    };
     let template =
         environment().get_template(PAGE).map_err(|source| HtmlError::Template { name: PAGE.to_owned(), source })?;
     template
@@ -97,10 +175,13 @@ pub fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
             status => view.status,
             reason => reason(view.status),
             headers => &view.headers,
-            body_html => minijinja::Value::from_safe_string(body_html(view.body)),
+            body_html => minijinja::Value::from_safe_string(body),
             json_url => &view.json_url,
-            previous => link("previous"),
-            next => link("next"),
+            previous => previous,
+            next => next,
+            front => view.extras.front.as_ref().map(|front| minijinja::Value::from(minijinja::value::Serde(front))),
+            form_html => view.extras.form.clone().map(minijinja::Value::from_safe_string),
+            map_svg => view.extras.map.clone().map(minijinja::Value::from_safe_string),
         })
         .map_err(|source| HtmlError::Template { name: PAGE.to_owned(), source })
 }
@@ -113,13 +194,162 @@ pub fn body_html(body: &serde_json::Value) -> String {
     out
 }
 
+/// [`body_html`] of JSON text, written as the text is read: the same markup, without the
+/// tree.
+pub fn body_html_from_json(json: &[u8]) -> Result<String, serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut out = String::with_capacity(json.len() * 3);
+    let mut de = serde_json::Deserializer::from_slice(json);
+    MarkupSeed(&mut out).deserialize(&mut de)?;
+    de.end()?;
+    Ok(out)
+}
+
+/// Appends `text` escaped by `v_htmlescape`; text with none of the characters it escapes
+/// (most keys and values) is copied as it is, without the formatter's cost.
+fn push_escaped(out: &mut String, text: &str) {
+    use std::fmt::Write as _;
+    if !text.bytes().any(|b| matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | b'/')) {
+        out.push_str(text);
+        return;
+    }
+    // Writing to a String cannot fail.
+    let _ = write!(out, "{}", v_htmlescape::escape(text));
+}
+
+/// Writes the markup of one JSON value as serde reads it (see [`write_value`], which it
+/// mirrors case for case).
+struct MarkupSeed<'o>(&'o mut String);
+
+impl<'de> serde::de::DeserializeSeed<'de> for MarkupSeed<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for MarkupSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let out = self.0;
+        let start = out.len();
+        let mut any = false;
+        while map.next_key_seed(KeySeed { out: &mut *out, first: !any })?.is_some() {
+            any = true;
+            out.push_str("</dt><dd>");
+            map.next_value_seed(MarkupSeed(&mut *out))?;
+            out.push_str("</dd>");
+        }
+        if any {
+            out.push_str("\n</dl>");
+        } else {
+            out.truncate(start);
+            out.push_str(r#"<span class="empty">{}</span>"#);
+        }
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let out = self.0;
+        let start = out.len();
+        out.push_str("<ol>");
+        let mut any = false;
+        loop {
+            let at = out.len();
+            out.push_str("\n<li>");
+            if seq.next_element_seed(MarkupSeed(&mut *out))?.is_none() {
+                out.truncate(at);
+                break;
+            }
+            any = true;
+            out.push_str("</li>");
+        }
+        if any {
+            out.push_str("\n</ol>");
+        } else {
+            out.truncate(start);
+            out.push_str(r#"<span class="empty">[] (none)</span>"#);
+        }
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.0.push_str(r#"<span class="null">null</span>"#);
+        Ok(())
+    }
+    fn visit_str<E>(self, text: &str) -> Result<(), E> {
+        let out = self.0;
+        if text.starts_with("https://") || text.starts_with("http://") {
+            out.push_str("<a href=\"");
+            push_escaped(out, text);
+            out.push_str("\">");
+            push_escaped(out, text);
+            out.push_str("</a>");
+        } else if text.is_empty() {
+            out.push_str(r#"<span class="empty">""</span>"#);
+        } else {
+            out.push_str(r#"<span class="text">"#);
+            push_escaped(out, text);
+            out.push_str("</span>");
+        }
+        Ok(())
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<(), E> {
+        self.code(&v.to_string())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<(), E> {
+        self.code(&v.to_string())
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<(), E> {
+        self.code(&v.to_string())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<(), E> {
+        // As a tree shows it: serde_json's own number formatting.
+        self.code(&serde_json::Number::from_f64(v).map_or_else(|| "null".to_owned(), |n| n.to_string()))
+    }
+}
+
+impl MarkupSeed<'_> {
+    fn code<E>(self, text: &str) -> Result<(), E> {
+        self.0.push_str("<code>");
+        push_escaped(self.0, text);
+        self.0.push_str("</code>");
+        Ok(())
+    }
+}
+
+/// Writes an object's key: the `<dl>` before the first one.
+struct KeySeed<'o> {
+    out: &'o mut String,
+    first: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeySeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_str<E>(self, key: &str) -> Result<(), E> {
+        if self.first {
+            self.out.push_str("<dl>");
+        }
+        self.out.push_str("\n<dt>");
+        push_escaped(self.out, key);
+        Ok(())
+    }
+}
+
 fn write_value(out: &mut String, value: &serde_json::Value) {
     use serde_json::Value;
-    use std::fmt::Write as _;
-    let escaped = |out: &mut String, text: &str| {
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{}", v_htmlescape::escape(text));
-    };
+    let escaped = push_escaped;
     match value {
         Value::Object(map) if map.is_empty() => out.push_str(r#"<span class="empty">{}</span>"#),
         Value::Object(map) => {
@@ -187,8 +417,9 @@ mod tests {
             request: "/api/v4/services/x/?q=<i>".into(),
             status: 200,
             headers: vec![("Content-Type".into(), "application/json".into())],
-            body: &body,
+            body: Body::Value(&body),
             json_url: "/api/v4/services/x/?format=json".into(),
+            extras: Extras::default(),
         })
         .unwrap();
         assert!(!html.contains("<script>alert"), "{html}");
@@ -199,5 +430,26 @@ mod tests {
         assert!(html.contains("rel=\"next\""));
         assert!(!html.contains("rel=\"prev\""));
         assert!(html.contains("HTTP 200 OK"));
+    }
+
+    #[test]
+    fn plain_text_is_copied_and_the_rest_escaped_by_v_htmlescape() {
+        for text in ["plain", "a/b", "<&>\"'", "é ü", ""] {
+            let mut out = String::new();
+            push_escaped(&mut out, text);
+            assert_eq!(out, v_htmlescape::escape(text).to_string(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn json_text_gives_the_markup_of_its_tree() {
+        let body = serde_json::json!({
+            "a": {}, "b": [], "c": [{"x": null, "y": ""}, 1, -2, 2.5, 1e300, true, "http://x/?a<b", "t<e>xt"],
+            "k<ey>": {"nested": {"deep": [[], {}]}}, "u": 18446744073709551615u64
+        });
+        let json = serde_json::to_vec(&body).unwrap();
+        assert_eq!(body_html_from_json(&json).unwrap(), body_html(&body));
+        assert!(body_html_from_json(b"{\"a\": [1,").is_err());
+        assert!(body_html_from_json(b"{} x").is_err());
     }
 }

@@ -41,6 +41,7 @@ pub fn resource_folders() -> Vec<&'static str> {
         paths::OPENAPI,
         oruk::ROOT,
         oruk::OPENAPI,
+        paths::ROOT,
     ]
 }
 
@@ -53,12 +54,16 @@ pub fn keyed_prefixes() -> Vec<String> {
 }
 
 /// Paths (exactly as written, leading slash) answered as another endpoint's folder: the
-/// OpenAPI documents' well-known names.
+/// OpenAPI documents' well-known names, and `/`, the API root.
 pub fn aliases() -> std::collections::BTreeMap<String, &'static str> {
     use crate::urls::openreferral as oruk;
-    [(format!("/{}", paths::OPENAPI_FILE), paths::OPENAPI), (format!("/{}", oruk::OPENAPI_FILE), oruk::OPENAPI)]
-        .into_iter()
-        .collect()
+    [
+        (format!("/{}", paths::OPENAPI_FILE), paths::OPENAPI),
+        (format!("/{}", oruk::OPENAPI_FILE), oruk::OPENAPI),
+        ("/".to_owned(), paths::ROOT),
+    ]
+    .into_iter()
+    .collect()
 }
 
 /// Files served as they are at their own path (exactly as written, leading slash), whatever

@@ -187,6 +187,10 @@ fn endpoint(path: &str) -> Endpoint {
     if SEARCH_PATHS.contains(&trimmed) {
         return Endpoint::Search;
     }
+    // The API root: `/` exactly, and `/api` with or without its slash (`/api/v4/` is not).
+    if path == "/" {
+        return Endpoint::Resource(paths::ROOT.to_owned());
+    }
     let Some(rel) = trimmed.strip_prefix('/') else {
         return Endpoint::Unknown;
     };
@@ -196,7 +200,7 @@ fn endpoint(path: &str) -> Endpoint {
     if let Some(endpoint) = open_data_endpoint(path, rel) {
         return endpoint;
     }
-    if LISTS.contains(&rel) || rel == paths::OPENAPI {
+    if LISTS.contains(&rel) || rel == paths::OPENAPI || rel == paths::ROOT {
         return Endpoint::Resource(rel.to_owned());
     }
     // The OpenAPI document's well-known name: the same endpoint as `/api/openapi/`.
@@ -313,6 +317,15 @@ mod tests {
     }
 
     #[test]
+    fn the_api_root_is_one_endpoint_at_three_paths() {
+        for url in ["/", "/api", "/api/", "/?format=json"] {
+            assert_eq!(get(url), file("api/index.json", Format::Json, Missing::NotFound), "{url}");
+        }
+        assert_eq!(get("/?format=api"), file("api/index.html", Format::Html, Missing::NotFound));
+        assert_eq!(get("/?format=xml"), Route::Static(Answer::NotFound(Format::Json)));
+    }
+
+    #[test]
     fn import_pages() {
         let page = |n: u64| file(&format!("api/v4/import/page/{n}/index.json"), Format::Json, Missing::InvalidPage);
         assert_eq!(get("/api/v4/import/?format=json&page=2"), page(2));
@@ -417,7 +430,11 @@ mod tests {
     #[test]
     fn internal_folders_and_odd_keys_are_not_found() {
         for url in [
-            "/",
+            "/api/v4/",
+            "/api/v4",
+            "/apis/",
+            "/api/v3",
+            "/api/index.json",
             "/_errors/404.json",
             "/_errors/",
             "/api/v4/import/page/2/",

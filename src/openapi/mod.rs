@@ -231,6 +231,13 @@ pub fn document(base_url: &str) -> Value {
         paths.insert(format!("{path}/"), operation(id, tag, summary, params, ok.clone(), errors));
         paths.insert(path.to_owned(), operation(&format!("{id}NoSlash"), tag, summary, params, ok, errors));
     }
+    // The API root: `/`, and `/api` with or without its slash, one endpoint.
+    for (path, id) in [("/", "getApiRoot"), ("/api/", "getApiRootApi"), ("/api", "getApiRootApiNoSlash")] {
+        let summary = "The API root: licence and attribution, and the absolute URL of every part of the API \
+                       (its HTML view is the front page, with a search form)";
+        let ok = response("Where each part of the API is.", r("RootResponse"));
+        paths.insert(path.to_owned(), operation(id, "meta", summary, &["format"], ok, &not_found));
+    }
     paths.insert(
         "/api/openapi.json".to_owned(),
         json!({ "get": {

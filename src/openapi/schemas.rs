@@ -48,7 +48,16 @@ pub fn schemas() -> Value {
             "last_updated": last_updated, "locations": array(r("Location")),
         }))
     };
+    // The API root's links: one URL per field of the view.
+    let root_links: serde_json::Map<String, Value> = serde_json::to_value(crate::views::root::RootLinks::new(""))
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(key, _)| (key, url()))
+        .collect();
     json!({
+        "RootResponse": object(json!({ "meta": r("Meta"), "data": object(Value::Object(root_links)) })),
         "Attribution": object(json!({ "text": string(), "url": url() })),
         "Meta": object(json!({ "licence": url(), "attribution": array(r("Attribution")) })),
         "Location": object(json!({

@@ -9,6 +9,8 @@
 //! `crate::jobs`'s.
 
 pub use crate::api::html;
+pub mod form;
+pub mod map;
 
 use serde::Serialize;
 
@@ -16,7 +18,7 @@ use crate::api::query::PageNumber;
 use crate::model::{Directory, OrgIx, ServiceIx};
 use crate::views::v4::{self, Envelope, OrganisationView, PagedEnvelope, ServiceContext, ServiceView};
 use crate::views::{Publication, v3};
-use html::{HtmlError, HtmlView, render_html};
+use html::{Extras, FrontPage, HtmlError, HtmlView, render_html};
 
 /// Why a response could not be rendered.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +69,8 @@ pub enum Job {
     ServiceAreasV3,
     /// The 404 body, for the web server to send for any unknown path.
     NotFound,
+    /// The API root (`/`, `/api/`), whose HTML view is the front page.
+    Root,
 }
 
 /// Where the static files live: the URL space (`crate::urls`).
@@ -91,8 +95,14 @@ impl RenderContext<'_> {
 
     /// Every job of this family, in a fixed order.
     pub fn jobs(&self) -> Vec<Job> {
-        let mut jobs =
-            vec![Job::CategoriesV4, Job::ServiceAreasV4, Job::CategoriesV3, Job::ServiceAreasV3, Job::NotFound];
+        let mut jobs = vec![
+            Job::CategoriesV4,
+            Job::ServiceAreasV4,
+            Job::CategoriesV3,
+            Job::ServiceAreasV3,
+            Job::NotFound,
+            Job::Root,
+        ];
         jobs.extend((1..=self.import_pages()).map(Job::ImportPage));
         jobs.extend((0..self.dir.organisations.len() as OrgIx).map(Job::Organisation));
         jobs.extend((0..self.dir.services.len() as ServiceIx).map(Job::Service));
@@ -109,14 +119,16 @@ impl RenderContext<'_> {
                 let view = ServiceView::new(dir, publication, service, ServiceContext::Single);
                 let body = Envelope { meta: publication.meta_full(), data: view };
                 let keys = [service.id.to_string(), service.slug.clone()];
-                endpoint_under_keys(&keys, paths::service, &service.name, &body)
+                let extras = Extras { map: self.locations_map(&service.name, &service.locations), ..Extras::default() };
+                endpoint_under_keys(&keys, paths::service, &service.name, &body, &extras)
             }
             Job::Organisation(ix) => {
                 let org = &dir.organisations[ix as usize];
                 let body =
                     Envelope { meta: publication.meta_full(), data: OrganisationView::new(dir, publication, org) };
                 let keys = [org.id.to_string(), org.slug.clone()];
-                endpoint_under_keys(&keys, paths::organisation, &org.name, &body)
+                let extras = Extras { map: self.locations_map(&org.name, &org.locations), ..Extras::default() };
+                endpoint_under_keys(&keys, paths::organisation, &org.name, &body, &extras)
             }
             Job::ImportPage(n) => {
                 let body = self.import_page(n);
@@ -156,16 +168,61 @@ impl RenderContext<'_> {
                 "Service areas (v3)",
                 &v3::service_areas(dir),
             ),
+            Job::Root => {
+                let links = crate::views::root::RootLinks::new(&publication.base_url);
+                let front = FrontPage {
+                    services: dir.services.len(),
+                    organisations: dir.organisations.len(),
+                    licence: publication.licence.clone(),
+                    attribution: publication.attribution.clone(),
+                    links: links
+                        .described()
+                        .iter()
+                        .map(|(url, what)| ((*url).to_owned(), (*what).to_owned()))
+                        .collect(),
+                };
+                let categories = form::CategoryOptions::of(&dir.categories);
+                let query = crate::search::RawQuery::default();
+                let form = form::SearchForm {
+                    version: crate::search::ApiVersion::V4,
+                    query: &query,
+                    errors: None,
+                    categories: &categories,
+                };
+                let form =
+                    form.render().map_err(|source| RenderError::Html { path: paths::ROOT.to_owned(), source })?;
+                let body = Envelope { meta: publication.meta_full(), data: links };
+                let extras = Extras { front: Some(front), form: Some(form), map: None };
+                endpoint_with(paths::ROOT, "/", "Service Directory API", &body, &extras)
+            }
             Job::NotFound => {
                 let body = serde_json::json!({ "detail": "Not found." });
                 let json = json_bytes(paths::ERRORS, &body)?;
-                let html = html_bytes(paths::ERRORS, "Not found", "/", 404, &body)?;
+                let html = html_bytes(paths::ERRORS, "Not found", "/", 404, &body, &Extras::default())?;
                 Ok(vec![
                     OutputFile { path: format!("{}/404.json", paths::ERRORS), bytes: json },
                     OutputFile { path: format!("{}/404.html", paths::ERRORS), bytes: html },
                 ])
             }
         }
+    }
+
+    /// The map of a service's or an organisation's locations, numbered as its `locations`
+    /// list; None without locations.
+    fn locations_map(&self, subject: &str, locations: &[crate::model::LocationIx]) -> Option<String> {
+        let addresses: Vec<(crate::model::Point, String)> = locations
+            .iter()
+            .map(|&ix| {
+                let location = &self.dir.locations[ix as usize];
+                (location.point, location.formatted_address())
+            })
+            .collect();
+        let markers: Vec<map::Marker<'_>> = addresses
+            .iter()
+            .enumerate()
+            .map(|(n, (point, address))| map::Marker { number: n + 1, point: *point, label: address })
+            .collect();
+        map::places_map(subject, &markers)
     }
 
     /// Page `n` of the import: services in id order, list forms.
@@ -198,10 +255,11 @@ fn html_bytes(
     request: &str,
     status: u16,
     body: &serde_json::Value,
+    extras: &Extras,
 ) -> Result<Vec<u8>, RenderError> {
-    render_html(&HtmlView::of_static(title, request, status, body))
-        .map(String::into_bytes)
-        .map_err(|source| RenderError::Html { path: path.to_owned(), source })
+    let mut view = HtmlView::of_static(title, request, status, body);
+    view.extras = extras.clone();
+    render_html(&view).map(String::into_bytes).map_err(|source| RenderError::Html { path: path.to_owned(), source })
 }
 
 /// `index.json` and `index.html` of one endpoint folder.
@@ -211,10 +269,24 @@ pub(crate) fn endpoint<T: Serialize>(
     title: &str,
     body: &T,
 ) -> Result<Vec<OutputFile>, RenderError> {
+    endpoint_with(folder, request, title, body, &Extras::default())
+}
+
+/// [`endpoint`] whose HTML view shows `extras` too.
+fn endpoint_with<T: Serialize>(
+    folder: &str,
+    request: &str,
+    title: &str,
+    body: &T,
+    extras: &Extras,
+) -> Result<Vec<OutputFile>, RenderError> {
     let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder.to_owned(), source })?;
     Ok(vec![
         OutputFile { path: format!("{folder}/index.json"), bytes: json_bytes(folder, &value)? },
-        OutputFile { path: format!("{folder}/index.html"), bytes: html_bytes(folder, title, request, 200, &value)? },
+        OutputFile {
+            path: format!("{folder}/index.html"),
+            bytes: html_bytes(folder, title, request, 200, &value, extras)?,
+        },
     ])
 }
 
@@ -225,6 +297,7 @@ fn endpoint_under_keys<T: Serialize>(
     folder_of: fn(&str) -> String,
     title: &str,
     body: &T,
+    extras: &Extras,
 ) -> Result<Vec<OutputFile>, RenderError> {
     let mut files = Vec::with_capacity(keys.len() * 2);
     let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder_of(&keys[0]), source })?;
@@ -232,7 +305,7 @@ fn endpoint_under_keys<T: Serialize>(
     for key in keys {
         let folder = folder_of(key);
         files.push(OutputFile { path: format!("{folder}/index.json"), bytes: json.clone() });
-        let html = html_bytes(&folder, title, &format!("/{folder}/"), 200, &value)?;
+        let html = html_bytes(&folder, title, &format!("/{folder}/"), 200, &value, extras)?;
         files.push(OutputFile { path: format!("{folder}/index.html"), bytes: html });
     }
     Ok(files)

@@ -13,9 +13,12 @@ use serde::Serialize;
 use super::state::{AppState, LiveState};
 use crate::api::ApiError;
 use crate::api::headers::{HTML, JSON};
-use crate::api::html::{HtmlView, render_html};
+use crate::api::html::{Extras, HtmlView, render_html};
 use crate::api::negotiate::{self, Format};
 use crate::api::routing::{V3_PATH, V4_PATH};
+use crate::model::Point;
+use crate::render::form::{CategoryOptions, SearchForm};
+use crate::render::map::{self, Marker};
 use crate::search::{self, ApiVersion, Deadline, RawQuery, ResultPage};
 
 impl IntoResponse for ApiError {
@@ -77,7 +80,7 @@ fn error_response(error: ApiError, uri: &Uri, headers: &HeaderMap, title: &str) 
     let query = RawQuery::parse(uri.query().unwrap_or(""));
     match negotiate::negotiate(&query, headers) {
         Ok(format) => {
-            let target = Target { uri, query: &query, title, size_hint: 256 };
+            let target = Target { uri, query: &query, title, size_hint: 256, search: None, links: None };
             respond(format, error.status(), &error.body(), &target)
         }
         Err(unknown_format) => unknown_format.into_response(),
@@ -90,6 +93,20 @@ struct Target<'a> {
     query: &'a RawQuery,
     title: &'a str,
     size_hint: usize,
+    /// For a search: what its HTML view shows besides the response.
+    search: Option<SearchExtras<'a>>,
+    /// For a page of results: `next` and `previous`; its HTML view then reads the JSON as
+    /// text, without building a tree.
+    links: Option<(Option<String>, Option<String>)>,
+}
+
+/// What the HTML view of a search shows besides the response: the form, and once the
+/// search ran, the map.
+struct SearchExtras<'a> {
+    version: ApiVersion,
+    categories: &'a CategoryOptions,
+    /// The point searched from, its postcode (as normalised) and the radius in metres.
+    from: Option<(Point, &'a str, u64)>,
 }
 
 fn search_response(
@@ -108,15 +125,22 @@ fn search_response(
         ApiVersion::V4 => ("Service search", V4_PATH),
         ApiVersion::V3 => ("Search (v3)", V3_PATH),
     };
-    let mut target = Target { uri, query: &query, title, size_hint: 256 };
-    let page = search::params::parse(&query, state.index(), version)
-        .map_err(ApiError::BadRequest)
-        .and_then(|params| search::run::run(state.index(), &params, deadline).map_err(ApiError::from));
+    let search = SearchExtras { version, categories: &state.category_options, from: None };
+    let mut target = Target { uri, query: &query, title, size_hint: 256, search: Some(search), links: None };
+    let page = search::params::parse(&query, state.index(), version).map_err(ApiError::BadRequest).and_then(|params| {
+        if let Some(search) = target.search.as_mut() {
+            search.from = Some((params.postcode.point, params.postcode.code, params.radius_m));
+        }
+        search::run::run(state.index(), &params, deadline).map_err(ApiError::from)
+    });
     let page = match page {
         Ok(page) => page,
         Err(error) => return with_error_headers(&error, respond(format, error.status(), &error.body(), &target)),
     };
     let (next, previous) = links(&state.publication().base_url, path, &query, &page);
+    if format == Format::Html {
+        target.links = Some((next.clone(), previous.clone()));
+    }
     let index = state.index();
     let size = page.hits.iter().map(|hit| index.rendered(version, hit.service).len() + 1).sum::<usize>();
     let mut body = Vec::with_capacity(size + 1024);
@@ -188,13 +212,35 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
     match format {
         Format::Json => (status, [(header::CONTENT_TYPE, JSON)], bytes).into_response(),
         Format::Html => {
-            let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-                return ApiError::Internal.into_response();
-            };
             let request = target.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/").to_owned();
             let qs = target.query.encode_with("format", Some(("format", "json")));
             let json_url = format!("{}?{qs}", target.uri.path());
-            let view = HtmlView::of_json(target.title, request, status.as_u16(), &value, json_url);
+            let value;
+            let mut view = match &target.links {
+                Some(links) => {
+                    HtmlView::of_encoded(target.title, request, status.as_u16(), &bytes, links.clone(), json_url)
+                }
+                None => {
+                    let Ok(parsed) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                        return ApiError::Internal.into_response();
+                    };
+                    value = parsed;
+                    HtmlView::of_json(target.title, request, status.as_u16(), &value, json_url)
+                }
+            };
+            if let Some(search) = &target.search {
+                let errors = match &view.body {
+                    crate::render::html::Body::Value(value) if status == StatusCode::BAD_REQUEST => Some(*value),
+                    _ => None,
+                };
+                match search_extras(search, target.query, status, errors, &bytes) {
+                    Ok(extras) => view.extras = extras,
+                    Err(err) => {
+                        tracing::error!(error = %err, "the search form failed; answered 500");
+                        return ApiError::Internal.into_response();
+                    }
+                }
+            }
             match render_html(&view) {
                 Ok(html) => (status, [(header::CONTENT_TYPE, HTML)], html).into_response(),
                 Err(err) => {
@@ -204,6 +250,61 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
             }
         }
     }
+}
+
+/// The form, filled in with the query (and the 400's messages, `errors`), and for a page of
+/// results the map of its located results, each at its location nearest the point searched
+/// from (read from the JSON text `json` as typed records: no tree is built).
+fn search_extras(
+    search: &SearchExtras<'_>,
+    query: &RawQuery,
+    status: StatusCode,
+    errors: Option<&serde_json::Value>,
+    json: &[u8],
+) -> Result<Extras, crate::render::html::HtmlError> {
+    let form = SearchForm { version: search.version, query, errors, categories: search.categories }.render()?;
+    let map = match search.from {
+        Some((from, code, radius)) if status == StatusCode::OK => {
+            let page: Located<'_> = serde_json::from_slice(json)?;
+            let markers: Vec<Marker<'_>> = page
+                .results
+                .iter()
+                .enumerate()
+                .filter_map(|(n, result)| {
+                    let nearest = result
+                        .locations
+                        .iter()
+                        .map(|l| Point { lat: l.latitude, lon: l.longitude })
+                        .min_by(|a, b| from.distance_m(*a).total_cmp(&from.distance_m(*b)))?;
+                    Some(Marker { number: n + 1, point: nearest, label: &result.name })
+                })
+                .collect();
+            map::search_map(from, code, radius, &markers)
+        }
+        _ => None,
+    };
+    Ok(Extras { front: None, form: Some(form), map })
+}
+
+/// What the map reads of a page of results: each result's name and locations (v4's `data`,
+/// v3's `results`); serde skips the rest of the text without keeping it.
+#[derive(serde::Deserialize)]
+struct Located<'a> {
+    #[serde(alias = "data", borrow)]
+    results: Vec<LocatedResult<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct LocatedResult<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+    locations: Vec<LatLon>,
+}
+
+#[derive(serde::Deserialize)]
+struct LatLon {
+    latitude: f64,
+    longitude: f64,
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ pub struct AppState {
     publication: Publication,
     /// The v4 envelope's `meta`, encoded once.
     pub(super) meta_json: Vec<u8>,
+    /// The category choices of the HTML views' search form, written once.
+    pub(super) category_options: crate::render::form::CategoryOptions,
     /// Content hash of the index file ([`crate::write::content_hash`]), as the build's
     /// manifest records it; worked out from the index itself when it was not read from a file.
     index_hash: OnceLock<String>,
@@ -30,7 +32,15 @@ impl AppState {
     pub fn new(index: SearchIndex) -> AppState {
         let publication = index.publication().clone();
         let meta_json = serde_json::to_vec(&publication.meta_full()).unwrap_or_else(|_| b"{}".to_vec());
-        AppState { index, publication, meta_json, index_hash: OnceLock::new(), load_time: Duration::ZERO }
+        let category_options = crate::render::form::CategoryOptions::of(&index.directory().categories);
+        AppState {
+            index,
+            publication,
+            meta_json,
+            category_options,
+            index_hash: OnceLock::new(),
+            load_time: Duration::ZERO,
+        }
     }
 
     /// Reads the index at `path` ([`SearchIndex::read`]: mapped, checked, its core decoded),

@@ -29,6 +29,9 @@ pub const SERVICE_AREAS_V4: &str = "api/v4/service-areas";
 pub const CATEGORIES_V3: &str = "api/v3/categories";
 /// v3 service areas.
 pub const SERVICE_AREAS_V3: &str = "api/v3/service-areas";
+/// Endpoint folder of the API root, answered at `/`, `/api` and `/api/` (behaviour.md,
+/// "Import and lists").
+pub const ROOT: &str = "api";
 /// Folder of error bodies (`404.json`, `404.html`).
 pub const ERRORS: &str = "_errors";
 /// Endpoint folder of the OpenAPI document and its HTML reference page.

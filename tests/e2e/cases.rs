@@ -483,8 +483,8 @@ pub fn operator_paths_are_not_served(d: &Deployment) {
 pub fn unknown_paths_ids_and_slugs_are_404(d: &Deployment) {
     let not_found = serde_json::json!({"detail": "Not found."});
     for (target, post) in [
-        ("/", 404),
-        ("/api/", 404),
+        // `/` and `/api/` are the API root (issue 26); the version folders are not.
+        ("/api/v3/", 404),
         ("/api/v4/", 404),
         ("/api/v5/categories/", 404),
         ("/api/v4/services/00000000-0000-4000-8000-000000000000/", 405),
@@ -652,6 +652,10 @@ pub fn answers_agree_with_the_routing_rules(d: &Deployment) {
         "/changes/?page=1&format=api",
         "/changes/?page=2",
         "/changes/state.json",
+        "/",
+        "/api",
+        "/api/?format=api",
+        "/api/v4/",
     ];
     let accepts = ["", BROWSER, "*/*", "application/json, text/html;q=0.9"];
     let methods = ["GET", "HEAD", "OPTIONS", "POST"];
@@ -843,4 +847,72 @@ pub fn change_record_is_served(d: &Deployment) {
     assert!(state["services"].as_object().is_some_and(|m| !m.is_empty()));
     let past = assert_json(&d.get("/changes/?page=2"), 404, "changes page 2");
     assert_eq!(past, serde_json::json!({"detail": "Invalid page."}));
+}
+
+/// The API root (issue 26): `/`, `/api` and `/api/` answer `{meta, data}`, the bytes of
+/// `api/index.json`, `meta` as the import's and `data` absolute URLs that each answer 200
+/// (the two searches 400 without a postcode and 200 with one); its HTML view is the front
+/// page with the search form; `/api/v4/` and `/api/v3/` stay 404.
+pub fn api_root_answers_at_slash_and_api(d: &Deployment) {
+    let file = d.build.file("api/index.json");
+    for target in ["/", "/api", "/api/", "/?format=json", "/api/?format=json"] {
+        let r = d.get(target);
+        let root = assert_json(&r, 200, target);
+        assert!(r.body == file, "{target}: not the bytes of api/index.json");
+        assert_eq!(r.header("cache-control"), Some(headers::cache_control(Origin::Static, StatusCode::OK)));
+        assert_eq!(root["meta"], d.get("/api/v4/import/").json()["meta"], "{target}: meta as the import's");
+    }
+    let root = d.get("/").json();
+    let data = root["data"].as_object().expect("data is an object");
+    assert!(data.len() >= 12, "{data:?}");
+    for (key, url) in data {
+        let url = url.as_str().unwrap_or_else(|| panic!("{key}: not a string"));
+        assert!(url.starts_with(&format!("{BASE_URL}/")) && !url.contains('{'), "{key}: {url}");
+        let r = d.follow(url);
+        if key.starts_with("search") {
+            assert_eq!(r.status, 400, "{key}: {url} needs a postcode");
+            let sep = if url.contains('?') { '&' } else { '?' };
+            assert_eq!(d.follow(&format!("{url}{sep}postcode=G2+1AL")).status, 200, "{key}");
+        } else {
+            assert_eq!(r.status, 200, "{key}: {url}: {}", r.text());
+        }
+    }
+    let page = d.build.file("api/index.html");
+    for (target, accept) in [("/", BROWSER), ("/api/", BROWSER), ("/api?format=api", "*/*")] {
+        let r = d.send("GET", target, &[("accept", accept)]);
+        let html = assert_html(&r, 200, target);
+        assert!(r.body == page, "{target}: not the bytes of api/index.html");
+        for text in
+            ["<form method=\"get\" action=\"/api/v4/services/\"", "Licence and attribution", "This response as JSON"]
+        {
+            assert!(html.contains(text), "{target}: no {text:?}");
+        }
+    }
+    let head = d.send("HEAD", "/", &[]);
+    assert_eq!((head.status, head.body.len(), head.content_type()), (200, 0, JSON));
+    assert_api_headers(&head, "HEAD /");
+    let options = d.send("OPTIONS", "/api", &[]);
+    assert_eq!((options.status, options.body.len()), (200, 0));
+    assert_eq!(d.send("POST", "/", &[]).status, 405);
+    for target in ["/api/v4/", "/api/v3/", "/api/v4", "/api/v3", "/index.json", "/api/index.json"] {
+        let json = assert_json(&d.get(target), 404, target);
+        assert_eq!(json, serde_json::json!({"detail": "Not found."}), "{target}");
+    }
+    assert_html(&d.send("GET", "/api/v4/", &[("accept", BROWSER)]), 404, "/api/v4/ in a browser");
+}
+
+/// The search's HTML view carries the form filled in with the query, and a bad field's
+/// message beside it on the 400 (issue 26).
+pub fn search_html_views_carry_the_form(d: &Deployment) {
+    let html = assert_html(&d.get("/api/v4/services/?postcode=g2+1al&radius=3000&format=api"), 200, "v4 search");
+    for text in
+        ["action=\"/api/v4/services/\"", "name=\"postcode\" value=\"g2 1al\"", "value=\"3000\"", "name=\"page_size\""]
+    {
+        assert!(html.contains(text), "v4: no {text:?}");
+    }
+    let v3 = assert_html(&d.get("/api/v3/search/?postcode=G2+1AL&format=api"), 200, "v3 search");
+    assert!(v3.contains("action=\"/api/v3/search/\"") && !v3.contains("page_size"), "v3 form");
+    let bad = assert_html(&d.get("/api/v4/services/?postcode=G2+1AL&radius=far&format=api"), 400, "bad radius");
+    assert!(bad.contains("<span class=\"error\" id=\"radius-error\">A valid integer is required.</span>"), "{bad}");
+    assert!(bad.contains("name=\"radius\" value=\"far\""), "the bad value is kept");
 }

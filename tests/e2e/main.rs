@@ -94,4 +94,6 @@ against_both!(
     open_referral_lists_and_objects_are_served,
     downloads_are_served_as_they_are,
     change_record_is_served,
+    api_root_answers_at_slash_and_api,
+    search_html_views_carry_the_form,
 );

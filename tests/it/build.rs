@@ -164,6 +164,7 @@ fn html_views_match_their_reviewed_snapshots() {
             ("import_page_1", "api/v4/import/index.html"),
             ("v3_categories", "api/v3/categories/index.html"),
             ("not_found", "_errors/404.html"),
+            ("front_page", "api/index.html"),
         ] {
             let html = fs::read_to_string(public.join(rel)).unwrap();
             insta::assert_snapshot!(name, html);

@@ -11,6 +11,7 @@ mod changes;
 mod cli;
 mod convert;
 mod downloads;
+mod html_valid;
 mod openapi;
 mod openreferral;
 mod postcodes;
