@@ -19,9 +19,9 @@ use crate::api::query::{PageNumber, RawQuery};
 use crate::urls as paths;
 
 /// Canonical path of the v4 search, used in its `next`/`previous` links.
-pub const V4_PATH: &str = "/api/v4/services/";
+pub const V4_PATH: &str = crate::urls::SEARCH_V4;
 /// Canonical path of the v3 search, used in its `next`/`previous` links.
-pub const V3_PATH: &str = "/api/v3/search/";
+pub const V3_PATH: &str = crate::urls::SEARCH_V3;
 
 /// Where a request goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,9 +12,9 @@ use minijinja::context;
 use serde::Serialize;
 
 use super::html::{HtmlError, environment};
+use crate::api::query::{ApiVersion, RawQuery};
 use crate::api::routing::{V3_PATH, V4_PATH};
 use crate::model::CategoryTree;
-use crate::search::{ApiVersion, RawQuery};
 
 /// The template of the form.
 pub const TEMPLATE: &str = crate::api::html::FORM;

@@ -182,9 +182,9 @@ impl RenderContext<'_> {
                         .collect(),
                 };
                 let categories = form::CategoryOptions::of(&dir.categories);
-                let query = crate::search::RawQuery::default();
+                let query = crate::api::query::RawQuery::default();
                 let form = form::SearchForm {
-                    version: crate::search::ApiVersion::V4,
+                    version: crate::api::query::ApiVersion::V4,
                     query: &query,
                     errors: None,
                     categories: &categories,

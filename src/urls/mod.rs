@@ -32,6 +32,10 @@ pub const SERVICE_AREAS_V3: &str = "api/v3/service-areas";
 /// Endpoint folder of the API root, answered at `/`, `/api` and `/api/` (behaviour.md,
 /// "Import and lists").
 pub const ROOT: &str = "api";
+/// Canonical path of the v4 search (answered by the search server, not a file).
+pub const SEARCH_V4: &str = "/api/v4/services/";
+/// Canonical path of the v3 search (answered by the search server, not a file).
+pub const SEARCH_V3: &str = "/api/v3/search/";
 /// Folder of error bodies (`404.json`, `404.html`).
 pub const ERRORS: &str = "_errors";
 /// Endpoint folder of the OpenAPI document and its HTML reference page.

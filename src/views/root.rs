@@ -4,8 +4,7 @@
 
 use serde::Serialize;
 
-use crate::api::routing::{V3_PATH, V4_PATH};
-use crate::render::paths;
+use crate::urls::{self as paths, SEARCH_V3 as V3_PATH, SEARCH_V4 as V4_PATH};
 
 /// `data` of the API root: where each part of the API is, from the configured base URL.
 /// Every URL answers 200 to a GET except the two searches, which need a postcode.
@@ -53,9 +52,9 @@ impl RootLinks {
             openapi: file(paths::OPENAPI_FILE),
             // The reference page is the HTML view of the document's endpoint.
             openapi_reference: format!("{}?format=api", folder(paths::OPENAPI)),
-            openreferral: folder(crate::openreferral::paths::ROOT),
-            services_download: file(crate::downloads::SERVICES_NDJSON_GZ),
-            openreferral_download: file(crate::downloads::OPENREFERRAL_ZIP),
+            openreferral: folder(crate::urls::openreferral::ROOT),
+            services_download: file(paths::SERVICES_NDJSON_GZ),
+            openreferral_download: file(paths::OPENREFERRAL_ZIP),
         }
     }
 
