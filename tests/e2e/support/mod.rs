@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-pub use http::{Response, request};
+pub use http::{Response, request, try_request};
 
 /// Origin of every absolute URL in the shared build: links are followed by replacing it with
 /// the deployment's origin (and the test checks it never comes from the Host header).
