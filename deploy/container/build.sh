@@ -21,6 +21,12 @@ for lib in $(ldd "$binary" | grep -o '/[^ ]*'); do
     mkdir -p "$context/rootfs$(dirname "$lib")"
     cp -L "$lib" "$context/rootfs$lib"
 done
+# The CA certificates, for `--from https://...` and `s3://...` (the TLS client reads the
+# system's trust store, and a scratch image has none).
+ca=/etc/ssl/certs/ca-certificates.crt
+[ -f "$ca" ] || { echo "error: $ca is missing (install the ca-certificates package)" >&2; exit 1; }
+mkdir -p "$context/rootfs/etc/ssl/certs"
+cp -L "$ca" "$context/rootfs$ca"
 cp "$here/Containerfile" "$context/Containerfile"
 
 if command -v podman >/dev/null 2>&1; then

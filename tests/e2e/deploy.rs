@@ -218,7 +218,7 @@ fn container_engine(image: &str) -> Option<Vec<String>> {
             None => (options.to_vec(), Vec::new()),
         };
         let output = Command::new("podman")
-            .args(&global)
+            .args(global)
             .args(["run", "--rm", "--network", "host"])
             .args(&run)
             .args([image, "--version"])
@@ -236,43 +236,64 @@ fn container_engine(image: &str) -> Option<Vec<String>> {
     None
 }
 
+/// The image of `deploy/container/build.sh`, built from the svcdir-search cargo built, with
+/// the podman options that run it here; removed on drop.
+struct Image {
+    tag: String,
+    /// Options before the podman command (`--runtime runc`).
+    global: Vec<String>,
+    /// Options of `podman run` (`--ulimit ...`).
+    run: Vec<String>,
+    _remove: Cleanup,
+}
+
+impl Image {
+    /// Built under a tag of its own (`purpose` and this process); `None`, after saying why,
+    /// when podman is not installed or cannot run a container here.
+    fn build(purpose: &str) -> Option<Image> {
+        if where_is("podman").is_none() {
+            svcdir::test_support::skipped("podman is not installed (.ci/run installs it)");
+            return None;
+        }
+        let tag = format!("localhost/svcdir-search-{purpose}:{}", std::process::id());
+        let output = Command::new("bash")
+            .arg(support::repo().join("deploy/container/build.sh"))
+            .args([env!("CARGO_BIN_EXE_svcdir-search"), &tag])
+            .output()
+            .expect("build.sh runs");
+        assert!(output.status.success(), "build.sh:\n{}", text(&output));
+        let remove = Cleanup(vec!["rmi".into(), "--force".into(), tag.clone()]);
+        let options = container_engine(&tag)?;
+        let (global, run) = match options.iter().position(|o| o == "--ulimit") {
+            Some(at) => (options[..at].to_vec(), options[at..].to_vec()),
+            None => (options.clone(), Vec::new()),
+        };
+        Some(Image { tag, global, run, _remove: remove })
+    }
+}
+
 /// `deploy/container/build.sh` builds an image that serves a build's index from a read-only
 /// volume, reloads on SIGHUP and stops with exit 0 on `podman stop`.
 #[test]
 fn the_container_image_builds_runs_and_reloads() {
-    if where_is("podman").is_none() {
-        svcdir::test_support::skipped("podman is not installed (.ci/run installs it)");
-        return;
-    }
-    let tag = format!("localhost/svcdir-search-test:{}", std::process::id());
-    let output = Command::new("bash")
-        .arg(support::repo().join("deploy/container/build.sh"))
-        .args([env!("CARGO_BIN_EXE_svcdir-search"), &tag])
-        .output()
-        .expect("build.sh runs");
-    assert!(output.status.success(), "build.sh:\n{}", text(&output));
-    let _image = Cleanup(vec!["rmi".into(), "--force".into(), tag.clone()]);
-    let Some(options) = container_engine(&tag) else { return };
-    let (global, run): (Vec<String>, Vec<String>) = match options.iter().position(|o| o == "--ulimit") {
-        Some(at) => (options[..at].to_vec(), options[at..].to_vec()),
-        None => (options.clone(), Vec::new()),
-    };
+    let Some(image) = Image::build("test") else { return };
+    let (tag, global, run) = (&image.tag, &image.global, &image.run);
 
     let build = Build::new("small", BASE_URL);
     let name = format!("svcdir-search-test-{}", std::process::id());
     let output = Command::new("podman")
-        .args(&global)
+        .args(global)
         .args(["run", "--detach", "--name", &name, "--network", "host"])
-        .args(&run)
+        .args(run)
         .arg("--volume")
         .arg(format!("{}:/data:ro", build.dir().display()))
-        .arg(&tag)
+        .arg(tag)
         .args(["--index", "/data/search.idx", "--listen", "127.0.0.1:0", "--log-format", "json"])
         .output()
         .expect("podman run");
     assert!(output.status.success(), "podman run:\n{}", text(&output));
     let _container = Cleanup([global.clone(), vec!["rm".into(), "--force".into(), name.clone()]].concat());
-    let logs = || text(&Command::new("podman").args(&global).args(["logs", &name]).output().expect("podman logs"));
+    let logs = || text(&Command::new("podman").args(global).args(["logs", &name]).output().expect("podman logs"));
     // On the host's network, port 0: the port read back from the server's log.
     let deadline = Instant::now() + Duration::from_secs(30);
     let port = loop {
@@ -292,7 +313,7 @@ fn the_container_image_builds_runs_and_reloads() {
     build.rebuild("xss", BASE_URL);
     let new_hash = svcdir::write::content_hash(&fs::read(&build.index).expect("index"));
     assert_ne!(hash, new_hash);
-    let status = Command::new("podman").args(&global).args(["kill", "--signal", "HUP", &name]).status().expect("kill");
+    let status = Command::new("podman").args(global).args(["kill", "--signal", "HUP", &name]).status().expect("kill");
     assert!(status.success());
     let deadline = Instant::now() + Duration::from_secs(30);
     while support::request(port, "GET", "/healthz", &[]).json()["index_hash"] != new_hash.as_str() {
@@ -301,14 +322,14 @@ fn the_container_image_builds_runs_and_reloads() {
     }
     // podman stop sends SIGTERM: drained, exit 0.
     let status = Command::new("podman")
-        .args(&global)
+        .args(global)
         .args(["stop", "--time", "20", &name])
         .stdout(Stdio::null())
         .status()
         .expect("stop");
     assert!(status.success());
     let exit = Command::new("podman")
-        .args(&global)
+        .args(global)
         .args(["inspect", "--format", "{{.State.ExitCode}}", &name])
         .output()
         .expect("inspect");
@@ -323,4 +344,171 @@ impl Drop for Cleanup {
     fn drop(&mut self) {
         let _ = Command::new("podman").args(&self.0).stdout(Stdio::null()).stderr(Stdio::null()).status();
     }
+}
+
+/// Replaces the one line of `text` whose content (after the indentation) starts with `key`
+/// by the lines `by` makes of that content, at the same indentation; panics unless exactly one line matches, so a change
+/// of the manifest cannot make an edit silently miss.
+fn edit_line(text: &str, key: &str, by: impl FnOnce(&str) -> Vec<String>) -> String {
+    let matching: Vec<usize> =
+        text.lines().enumerate().filter(|(_, l)| l.trim_start().starts_with(key)).map(|(i, _)| i).collect();
+    assert_eq!(matching.len(), 1, "the Deployment has {} lines starting with {key:?}", matching.len());
+    let mut out = String::new();
+    let mut by = Some(by);
+    for (i, line) in text.lines().enumerate() {
+        if i == matching[0] {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            for new in by.take().expect("one line")(line.trim_start()) {
+                out.push_str(&format!("{indent}{new}\n"));
+            }
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Removes the block that starts at the one line `key` (the line and the deeper-indented
+/// lines after it).
+fn remove_block(text: &str, key: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let starts: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].trim() == key).collect();
+    assert_eq!(starts.len(), 1, "the Deployment has {} lines {key:?}", starts.len());
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let depth = indent(lines[starts[0]]);
+    let end = (starts[0] + 1..lines.len()).find(|&i| indent(lines[i]) <= depth).unwrap_or(lines.len());
+    lines[..starts[0]].iter().chain(&lines[end..]).map(|l| format!("{l}\n")).collect()
+}
+
+/// The Deployment of `deploy/kubernetes/svcdir-search.yaml` as a local `podman kube play`
+/// needs it, nothing else changed: its own name, the local image, one replica, the test's
+/// bucket, the store's environment given directly (podman 4's secrets do not take the
+/// manifest's `kubectl create secret`), and the container port published on 127.0.0.1:`port`.
+fn local_deployment(name: &str, image: &str, source: &str, env: &[(&str, String)], port: u16) -> String {
+    let manifest = fs::read_to_string(support::repo().join("deploy/kubernetes/svcdir-search.yaml")).expect("manifest");
+    let deployment = manifest.split("\n---\n").next().expect("first document");
+    assert!(deployment.lines().any(|l| l == "kind: Deployment"), "the first document is not the Deployment");
+    let quoted = |value: &str| serde_json::to_string(value).expect("JSON string"); // a YAML scalar too
+    let mut yaml = deployment.to_owned();
+    // metadata.name names the pod: one of its own, so that runs at the same time never meet.
+    let at = yaml.find("\nmetadata:\n  name: svcdir-search\n").expect("metadata.name");
+    yaml.replace_range(
+        at..at + "\nmetadata:\n  name: svcdir-search\n".len(),
+        &format!("\nmetadata:\n  name: {name}\n"),
+    );
+    yaml = edit_line(&yaml, "replicas:", |_| vec!["replicas: 1".into()]);
+    yaml = edit_line(&yaml, "image:", |_| vec![format!("image: {}", quoted(image))]);
+    yaml = edit_line(&yaml, "- s3://", |_| vec![format!("- {}", quoted(source))]);
+    yaml = remove_block(&yaml, "envFrom:");
+    let mut with_env = vec!["env:".to_owned()];
+    for (key, value) in env {
+        with_env.push(format!("  - name: {key}"));
+        with_env.push(format!("    value: {}", quoted(value)));
+    }
+    yaml = edit_line(&yaml, "env:", |_| with_env);
+    // The container port, published on the host's loopback.
+    yaml = edit_line(&yaml, "containerPort:", |line| {
+        vec![line.to_owned(), format!("hostPort: {port}"), "hostIP: 127.0.0.1".into()]
+    });
+    yaml
+}
+
+/// `podman kube down` of a played file, run on drop.
+struct KubeDown {
+    global: Vec<String>,
+    conf: PathBuf,
+    file: PathBuf,
+}
+
+impl Drop for KubeDown {
+    fn drop(&mut self) {
+        let _ = Command::new("podman")
+            .env("CONTAINERS_CONF", &self.conf)
+            .args(&self.global)
+            .args(["kube", "down"])
+            .arg(&self.file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// The Deployment of `deploy/kubernetes/` played by `podman kube play` (the local image, one
+/// replica, the test's moto bucket): the pod follows the tree `svcdir publish` put in the
+/// bucket, its /healthz says 200 with the published index, and it answers a search with
+/// the services of the build.
+#[test]
+fn the_kubernetes_deployment_runs_in_podman_and_answers_searches() {
+    if where_is("podman").is_none() {
+        svcdir::test_support::skipped("podman is not installed (.ci/run installs it)");
+        return;
+    }
+    let Some(s3) = svcdir_testkit::s3::S3Server::shared() else { return };
+    let Some(image) = Image::build("kube") else { return };
+    let build = Build::new("small", BASE_URL);
+    let bucket = s3.bucket("kube");
+    let source = format!("s3://{bucket}/site");
+    let output = svcdir_testkit::s3::publish(
+        &build.public,
+        &source,
+        &svcdir_testkit::s3::S3Server::env_for(&s3.endpoint()),
+        &[],
+    );
+    assert!(output.status.success(), "svcdir publish:\n{}", text(&output));
+    let index = build.json("_manifest.json")["index"].as_str().expect("index").to_owned();
+
+    // The pod is on slirp4netns, which forwards 10.0.2.2 to the host's loopback, where moto is.
+    let env = svcdir_testkit::s3::S3Server::env_for(&format!("http://10.0.2.2:{}", s3.port));
+    let port = support::free_port();
+    let name = format!("svcdir-search-kube-{}", std::process::id());
+    let file = build.dir().join("deployment.yaml");
+    fs::write(&file, local_deployment(&name, &image.tag, &source, &env, port)).expect("write");
+    // kube play has no --ulimit: the run options container_engine found go in containers.conf.
+    let conf = build.dir().join("containers.conf");
+    let ulimits: Vec<String> = image.run.chunks(2).map(|pair| format!("{:?}", pair[1])).collect();
+    fs::write(&conf, format!("[containers]\ndefault_ulimits = [{}]\n", ulimits.join(", "))).expect("write");
+    let _down = KubeDown { global: image.global.clone(), conf: conf.clone(), file: file.clone() };
+    let started = Instant::now();
+    let output = Command::new("podman")
+        .env("CONTAINERS_CONF", &conf)
+        .args(&image.global)
+        .args(["kube", "play", "--network", "slirp4netns:allow_host_loopback=true"])
+        .arg(&file)
+        .output()
+        .expect("podman kube play");
+    assert!(output.status.success(), "podman kube play:\n{}", text(&output));
+    let logs = || {
+        let container = format!("{name}-pod-0-svcdir-search");
+        text(&Command::new("podman").args(&image.global).args(["logs", &container]).output().expect("podman logs"))
+    };
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match support::try_request(port, "GET", "/healthz", &[]) {
+            Ok(health) if health.status == 200 => {
+                let body = health.json();
+                assert_eq!((&body["index_hash"], &body["services"]), (&index.clone().into(), &6.into()), "{body}");
+                break;
+            }
+            Ok(health) => assert_eq!(health.status, 503, "{}", health.text()),
+            Err(_) => {} // the server in the pod does not listen yet
+        }
+        assert!(Instant::now() < deadline, "the pod is not healthy after 60 s:\n{}", logs());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let healthy = started.elapsed();
+    // The pod's answer is the one svcdir-search gives here on the index of the build.
+    let target = "/api/v4/services/?postcode=G2+1AL";
+    let search = support::request(port, "GET", target, &[]);
+    assert_eq!(search.status, 200, "{}", search.text());
+    let local = svcdir_testkit::search_server::Server::start(&build.index, &["--base-url", BASE_URL]);
+    let (status, _, expected) = local.get(target);
+    assert_eq!(status, 200);
+    assert_eq!(search.text(), String::from_utf8_lossy(&expected));
+    let found = search.json();
+    let names: Vec<&str> =
+        found["data"].as_array().expect("data").iter().map(|s| s["name"].as_str().expect("name")).collect();
+    assert!(names.contains(&"Argyle St Lunch Club"), "{names:?}");
+    eprintln!("podman kube play: pod healthy {:.2} s after play; search found {names:?}", healthy.as_secs_f64());
 }

@@ -13,7 +13,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, Weak};
 
 // Moved to svcdir-testkit (issue 23); re-exported so the suite's calls stay as they were.
-pub use svcdir_testkit::http::{Response, request};
+pub use svcdir_testkit::http::{Response, request, try_request};
 pub use svcdir_testkit::process::{Process, free_port, nginx_binary, retry_port};
 
 /// Origin of every absolute URL in the shared build: links are followed by replacing it with

@@ -56,12 +56,18 @@ impl Response {
 
 /// Sends one request to 127.0.0.1:`port`.
 pub fn request(port: u16, method: &str, target: &str, headers: &[(&str, &str)]) -> Response {
+    try_request(port, method, target, headers).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`request`], its failure (no connection, no answer in 20 s) returned rather than a panic:
+/// for polling a server that may not listen yet.
+pub fn try_request(port: u16, method: &str, target: &str, headers: &[(&str, &str)]) -> Result<Response, String> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let what = format!("{method} {target}");
     runtime
         .block_on(async { tokio::time::timeout(Duration::from_secs(20), send(port, method, target, headers)).await })
-        .unwrap_or_else(|_| panic!("{what}: no answer in 20 s"))
-        .unwrap_or_else(|e| panic!("{what}: {e}"))
+        .map_err(|_| format!("{what}: no answer in 20 s"))?
+        .map_err(|e| format!("{what}: {e}"))
 }
 
 async fn send(
