@@ -52,9 +52,9 @@ pub enum Body<'a> {
 pub struct Extras {
     /// The front page's introduction (the API root's view).
     pub front: Option<FrontPage>,
-    /// A search form's markup ([`super::form::SearchForm::render`]).
+    /// A search form's markup (`crate::render::form::SearchForm::render`).
     pub form: Option<String>,
-    /// A map's SVG markup ([`super::map`]).
+    /// A map's SVG markup (`crate::render::map`).
     pub map: Option<String>,
 }
 
