@@ -66,6 +66,19 @@ fn validate(frictionless: &Path, package: &Path) -> (bool, String) {
     (out.status.success() && report["valid"] == true, text)
 }
 
+/// The package's files written into `dir` and checked by `frictionless validate`, which must
+/// pass; the command and the folder, or `None` (after saying so) without frictionless.
+fn unpacked_and_valid(entries: &[(String, Vec<u8>)], dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    let frictionless = frictionless()?;
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, bytes) in entries {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let (valid, report) = validate(&frictionless, &dir.join("datapackage.json"));
+    assert!(valid, "{report}");
+    Some((frictionless, dir.to_owned()))
+}
+
 #[test]
 fn the_ndjson_has_one_line_per_published_service_with_its_v4_object() {
     let (_work, tree) = built(&[]);
@@ -104,14 +117,7 @@ fn the_data_package_passes_frictionless_validate() {
     let rows = csv::Reader::from_reader(services.as_bytes()).records().count();
     assert_eq!(rows as u64, import["count"].as_u64().unwrap());
 
-    let Some(frictionless) = frictionless() else { return };
-    let dir = work.path().join("package");
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, bytes) in &entries {
-        std::fs::write(dir.join(name), bytes).unwrap();
-    }
-    let (valid, report) = validate(&frictionless, &dir.join("datapackage.json"));
-    assert!(valid, "{report}");
+    let Some((frictionless, dir)) = unpacked_and_valid(&entries, &work.path().join("package")) else { return };
     // The check can fail: a malformed uuid and a dangling organisation are refused.
     let broken = services.replacen("5e000000-0000-4000-8000-000000000001", "not-a-uuid", 1);
     std::fs::write(dir.join("services.csv"), broken).unwrap();
@@ -225,12 +231,5 @@ fn formula_cells_are_neutralised_in_the_tables() {
     }
     assert!(negative_numbers > 0, "the fixture's negative longitudes stay numbers");
 
-    let Some(frictionless) = frictionless() else { return };
-    let dir = work.path().join("package");
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, bytes) in &entries {
-        std::fs::write(dir.join(name), bytes).unwrap();
-    }
-    let (valid, report) = validate(&frictionless, &dir.join("datapackage.json"));
-    assert!(valid, "{report}");
+    unpacked_and_valid(&entries, &work.path().join("package"));
 }

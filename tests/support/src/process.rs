@@ -47,15 +47,8 @@ pub struct Process {
 impl Process {
     /// Spawns `command` with stdout and stderr to `log` and waits until it accepts
     /// connections on `port`; the error carries the log when it exits first.
-    pub fn spawn(name: &'static str, mut command: Command, log: PathBuf, port: u16) -> Result<Process, String> {
-        let file = fs::File::create(&log).expect("log file");
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(file.try_clone().expect("log file"))
-            .stderr(file)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
-        let mut process = Process { name, child, log, port };
+    pub fn spawn(name: &'static str, command: Command, log: PathBuf, port: u16) -> Result<Process, String> {
+        let mut process = Process::start(name, command, log, port);
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if TcpStream::connect(("127.0.0.1", port)).is_ok() {
@@ -74,15 +67,8 @@ impl Process {
     /// Spawns `command`, which listens on port 0 and logs `listening on http://ADDRESS`
     /// (svcdir-search, `svcdir serve`), with stdout and stderr to `log`, and reads the port
     /// back from the log: no port is picked and released first.
-    pub fn spawn_on_port_0(name: &'static str, mut command: Command, log: PathBuf) -> Process {
-        let file = fs::File::create(&log).expect("log file");
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(file.try_clone().expect("log file"))
-            .stderr(file)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
-        let mut process = Process { name, child, log, port: 0 };
+    pub fn spawn_on_port_0(name: &'static str, command: Command, log: PathBuf) -> Process {
+        let mut process = Process::start(name, command, log, 0);
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let text = process.log_text();
@@ -96,6 +82,18 @@ impl Process {
             assert!(Instant::now() < deadline, "{name} does not listen after 20 s:\n{text}");
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// Starts `command` with no stdin and stdout and stderr to `log`.
+    fn start(name: &'static str, mut command: Command, log: PathBuf, port: u16) -> Process {
+        let file = fs::File::create(&log).expect("log file");
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().expect("log file"))
+            .stderr(file)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        Process { name, child, log, port }
     }
 
     /// What it wrote so far.
