@@ -11,7 +11,7 @@
 use minijinja::context;
 use serde::Serialize;
 
-use super::html::{HtmlError, environment};
+use crate::api::html::{HtmlError, environment};
 use crate::api::query::{ApiVersion, RawQuery};
 use crate::api::routing::{V3_PATH, V4_PATH};
 use crate::model::CategoryTree;

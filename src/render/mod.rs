@@ -8,17 +8,16 @@
 //! of every output family (this one, Open Referral UK, OpenAPI, the downloads) is
 //! `crate::jobs`'s.
 
-pub use crate::api::html;
 pub mod form;
 pub mod map;
 
 use serde::Serialize;
 
+use crate::api::html::{Extras, FrontPage, HtmlError, HtmlView, render_html};
 use crate::api::query::PageNumber;
 use crate::model::{Directory, OrgIx, ServiceIx};
 use crate::views::v4::{self, Envelope, OrganisationView, PagedEnvelope, ServiceContext, ServiceView};
 use crate::views::{Publication, v3};
-use html::{Extras, FrontPage, HtmlError, HtmlView, render_html};
 
 /// Why a response could not be rendered.
 #[derive(Debug, thiserror::Error)]

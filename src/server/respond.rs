@@ -230,7 +230,7 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
             };
             if let Some(search) = &target.search {
                 let errors = match &view.body {
-                    crate::render::html::Body::Value(value) if status == StatusCode::BAD_REQUEST => Some(*value),
+                    crate::api::html::Body::Value(value) if status == StatusCode::BAD_REQUEST => Some(*value),
                     _ => None,
                 };
                 match search_extras(search, target.query, status, errors, &bytes) {
@@ -261,7 +261,7 @@ fn search_extras(
     status: StatusCode,
     errors: Option<&serde_json::Value>,
     json: &[u8],
-) -> Result<Extras, crate::render::html::HtmlError> {
+) -> Result<Extras, crate::api::html::HtmlError> {
     let form = SearchForm { version: search.version, query, errors, categories: search.categories }.render()?;
     let map = match search.from {
         Some((from, code, radius)) if status == StatusCode::OK => {
