@@ -6,12 +6,16 @@ BASE_URL ?= http://127.0.0.1:8080
 INPUT ?= input
 OUTPUT ?= public
 INDEX ?= build/search.idx
+# The program as `make build` and `make serve` run it: without the `cloud` feature (publish to
+# S3/GCS/Azure), which they do not use and which is a third of a cold compile (issue 23);
+# `cargo build --release` and `make install` build everything.
+SVCDIR = $(CARGO) run --release --no-default-features --bin svcdir --
 
 .PHONY: build test lint sample bench-search clean help install
 
 ## build: generate public/ and the search index from the embedded dataset in input/
 build:
-	$(CARGO) run --release --bin svcdir -- build --input $(INPUT) --output $(OUTPUT) --index $(INDEX) --base-url $(BASE_URL)
+	$(SVCDIR) build --input $(INPUT) --output $(OUTPUT) --index $(INDEX) --base-url $(BASE_URL)
 
 ## test: unit, integration, snapshot and property tests (builds skip the flush to disk,
 ## SVCDIR_UNSAFE_NO_SYNC=1, as syncfs on a shared disk costs seconds; tests/it/publication.rs
@@ -28,11 +32,12 @@ lint:
 		{ python3 ../shared/tools/module-cycles.py; python3 ../shared/tools/module-cycles.py --depth 2; exit 1; }; \
 	else echo "module-cycles: ../shared/tools/module-cycles.py absent, skipped"; fi
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --lib --bins --no-default-features -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps
 
 ## sample: regenerate the embedded default dataset (400 services, seed 2024)
 sample:
-	$(CARGO) run --release --bin svcdir -- sample --services 400 --seed 2024 --output $(INPUT)
+	$(SVCDIR) sample --services 400 --seed 2024 --output $(INPUT)
 
 ## clean: remove the build: the output, its generations, lock and temporary link beside it, and the index
 clean:
@@ -56,11 +61,11 @@ SEARCH_LISTEN ?= 127.0.0.1:8081
 
 ## serve: build the default dataset, then serve it as deployed (nginx + svcdir-search in one process)
 serve: build
-	$(CARGO) run --release --bin svcdir -- serve --public $(OUTPUT) --index $(INDEX) --listen $(LISTEN)
+	$(SVCDIR) serve --public $(OUTPUT) --index $(INDEX) --listen $(LISTEN)
 
 ## nginx-config: print the nginx.conf that serves $(OUTPUT) and proxies search to $(SEARCH_LISTEN)
 nginx-config:
-	@$(CARGO) run --quiet --release --bin svcdir -- nginx-config --public $(OUTPUT) --listen $(LISTEN) --search $(SEARCH_LISTEN)
+	@$(CARGO) run --quiet --release --no-default-features --bin svcdir -- nginx-config --public $(OUTPUT) --listen $(LISTEN) --search $(SEARCH_LISTEN)
 
 ## test-e2e: the end-to-end suite over HTTP, against nginx (skipped without it) and svcdir serve
 test-e2e:

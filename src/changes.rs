@@ -150,6 +150,7 @@ pub enum ChangesError {
 }
 
 /// The largest record page read over HTTP (a page holds at most [`PER_PAGE`] entries).
+#[cfg(feature = "cloud")]
 const MAX_BODY: usize = 1 << 30;
 
 enum Object {
@@ -162,13 +163,26 @@ enum Object {
 /// of its own since a build is not async.
 enum Reader<'a> {
     Dir(&'a Path),
-    Http { origin: &'a str, client: reqwest::Client, runtime: tokio::runtime::Runtime },
+    #[cfg(feature = "cloud")]
+    Http {
+        origin: &'a str,
+        client: reqwest::Client,
+        runtime: tokio::runtime::Runtime,
+    },
 }
 
 impl<'a> Reader<'a> {
     fn open(source: &'a Source) -> Result<Reader<'a>, ChangesError> {
         match source {
             Source::Dir(dir) => Ok(Reader::Dir(dir)),
+            #[cfg(not(feature = "cloud"))]
+            Source::Url(origin) => Err(ChangesError::Read {
+                at: origin.clone(),
+                reason: "this svcdir was built without an HTTP client (cargo feature `cloud`): build it with \
+                         `cargo build --release`, or give --previous the previous build's folder"
+                    .to_owned(),
+            }),
+            #[cfg(feature = "cloud")]
             Source::Url(origin) => {
                 let read_error = |reason: String| ChangesError::Read { at: origin.clone(), reason };
                 crate::tls::install_crypto_provider();
@@ -201,6 +215,7 @@ impl<'a> Reader<'a> {
                     Err(e) => Err(ChangesError::Read { at, reason: e.to_string() }),
                 }
             }
+            #[cfg(feature = "cloud")]
             Reader::Http { origin, client, runtime } => {
                 let url = match what {
                     Object::State => format!("{origin}/{STATE}"),

@@ -30,6 +30,7 @@ pub mod search;
 pub mod server;
 #[doc(hidden)]
 pub mod test_support;
+#[cfg(feature = "cloud")]
 pub mod tls;
 pub mod urls;
 pub mod validate;

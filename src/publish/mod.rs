@@ -50,6 +50,18 @@ pub enum PublishError {
         /// What is wrong with it.
         reason: String,
     },
+    /// `--to` names a cloud store, and this program was built without the `cloud` feature
+    /// (`make build` leaves it out to compile faster; `cargo build --release` has it).
+    #[error(
+        "--to {url:?}: this svcdir was built without cloud stores (cargo feature `cloud`); \
+         build it with `cargo build --release` (or `make install`) to publish to {scheme}://"
+    )]
+    NoCloud {
+        /// The URL given.
+        url: String,
+        /// Its scheme (`s3`, `gs`, `az`).
+        scheme: String,
+    },
     /// The store could not be set up from the URL and the environment.
     #[error("cannot use {url}: {source}")]
     Store {

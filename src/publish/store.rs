@@ -7,14 +7,20 @@
 //! the store's answer, never a credential.
 
 use std::sync::Arc;
+#[cfg(feature = "cloud")]
 use std::time::Duration;
 
+use object_store::ObjectStore;
+#[cfg(feature = "cloud")]
 use object_store::aws::AmazonS3Builder;
+#[cfg(feature = "cloud")]
 use object_store::azure::MicrosoftAzureBuilder;
+#[cfg(feature = "cloud")]
 use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
-use object_store::{BackoffConfig, ObjectStore, RetryConfig};
+#[cfg(feature = "cloud")]
+use object_store::{BackoffConfig, RetryConfig};
 
 use super::PublishError;
 
@@ -49,29 +55,52 @@ impl Target {
     }
 }
 
-/// Retries of every request: throttling (429, S3's `SlowDown` 503) and server errors (5xx)
-/// are retried with exponential backoff and jitter, for at most three minutes.
-pub fn retry_config() -> RetryConfig {
-    RetryConfig {
-        backoff: BackoffConfig {
-            init_backoff: Duration::from_millis(50),
-            max_backoff: Duration::from_secs(10),
-            base: 2.0,
-        },
-        max_retries: 10,
-        retry_timeout: Duration::from_secs(180),
+/// How hard the requests to a cloud store are retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retries {
+    /// A publish: throttling (429, S3's `SlowDown` 503) and server errors (5xx) are retried
+    /// with exponential backoff and jitter, for at most three minutes.
+    Publish,
+    /// One poll of `svcdir-search --from`: a store that does not answer fails the poll
+    /// within seconds (logged, counted, shown by `/healthz`), and the next poll tries again.
+    Poll,
+}
+
+#[cfg(feature = "cloud")]
+impl Retries {
+    fn config(self) -> RetryConfig {
+        match self {
+            Retries::Publish => RetryConfig {
+                backoff: BackoffConfig {
+                    init_backoff: Duration::from_millis(50),
+                    max_backoff: Duration::from_secs(10),
+                    base: 2.0,
+                },
+                max_retries: 10,
+                retry_timeout: Duration::from_secs(180),
+            },
+            Retries::Poll => RetryConfig {
+                backoff: BackoffConfig {
+                    init_backoff: Duration::from_millis(100),
+                    max_backoff: Duration::from_secs(1),
+                    base: 2.0,
+                },
+                max_retries: 2,
+                retry_timeout: Duration::from_secs(5),
+            },
+        }
     }
 }
 
 /// Opens the store of `url`: `s3://BUCKET[/PREFIX]`, `gs://BUCKET[/PREFIX]`,
 /// `az://CONTAINER[/PREFIX]` or `file:///DIR`.
 pub fn open(url: &str) -> Result<Target, PublishError> {
-    open_with(url, retry_config())
+    open_with(url, Retries::Publish)
 }
 
 /// [`open`] with another retry policy: `svcdir-search --from` gives up on a poll within
 /// seconds and tries again at the next one, where a publish keeps trying for minutes.
-pub fn open_with(url: &str, retry: RetryConfig) -> Result<Target, PublishError> {
+pub fn open_with(url: &str, retry: Retries) -> Result<Target, PublishError> {
     let bad = |reason: &str| PublishError::BadUrl { url: url.to_owned(), reason: reason.to_owned() };
     let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("no scheme (s3://, gs://, az:// or file:///)"))?;
     if scheme == "file" {
@@ -95,33 +124,52 @@ pub fn open_with(url: &str, retry: RetryConfig) -> Result<Target, PublishError> 
     }
     let prefix =
         StorePath::parse(prefix.trim_matches('/')).map_err(|_| bad("the prefix is not a valid object path"))?;
+    let store = open_cloud(url, scheme, bucket, retry)?;
+    Ok(Target { store, prefix, url: url.to_owned(), attributes: true })
+}
+
+/// The cloud store of `scheme` (`s3`, `gs`, `az`) for `bucket`.
+#[cfg(feature = "cloud")]
+fn open_cloud(url: &str, scheme: &str, bucket: &str, retry: Retries) -> Result<Arc<dyn ObjectStore>, PublishError> {
+    let bad = |reason: &str| PublishError::BadUrl { url: url.to_owned(), reason: reason.to_owned() };
     // The cloud builders build their HTTP client now: rustls needs its provider first.
     crate::tls::install_crypto_provider();
-    let store: Arc<dyn ObjectStore> = match scheme {
+    Ok(match scheme {
         "s3" => Arc::new(
             AmazonS3Builder::from_env()
                 .with_bucket_name(bucket)
-                .with_retry(retry.clone())
+                .with_retry(retry.config())
                 .build()
                 .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
         ),
         "gs" => Arc::new(
             GoogleCloudStorageBuilder::from_env()
                 .with_bucket_name(bucket)
-                .with_retry(retry.clone())
+                .with_retry(retry.config())
                 .build()
                 .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
         ),
         "az" => Arc::new(
             MicrosoftAzureBuilder::from_env()
                 .with_container_name(bucket)
-                .with_retry(retry.clone())
+                .with_retry(retry.config())
                 .build()
                 .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
         ),
         _ => return Err(bad("unknown scheme: use s3://, gs://, az:// or file:///")),
-    };
-    Ok(Target { store, prefix, url: url.to_owned(), attributes: true })
+    })
+}
+
+/// Without the `cloud` feature only `file:///` stores exist: a cloud URL says how to get them.
+#[cfg(not(feature = "cloud"))]
+fn open_cloud(url: &str, scheme: &str, _bucket: &str, _retry: Retries) -> Result<Arc<dyn ObjectStore>, PublishError> {
+    match scheme {
+        "s3" | "gs" | "az" => Err(PublishError::NoCloud { url: url.to_owned(), scheme: scheme.to_owned() }),
+        _ => Err(PublishError::BadUrl {
+            url: url.to_owned(),
+            reason: "unknown scheme: use s3://, gs://, az:// or file:///".to_owned(),
+        }),
+    }
 }
 
 /// Names what went wrong talking to the store: refused credentials and a missing bucket get

@@ -116,7 +116,7 @@ impl Follower {
     /// folder (`cache`, or a folder of the temporary directory named after this process).
     pub fn open(source: &str, cache: Option<&Path>, base_url: Option<String>) -> Result<Follower, FollowError> {
         let source = if source.contains("://") {
-            let target = store::open_with(source, retry_config()).map_err(FollowError::Source)?;
+            let target = store::open_with(source, store::Retries::Poll).map_err(FollowError::Source)?;
             let (dir, remove_on_drop) = match cache {
                 Some(dir) => (dir.to_owned(), false),
                 None => (std::env::temp_dir().join(format!("svcdir-search-{}", std::process::id())), true),
@@ -289,20 +289,6 @@ impl Cache {
             Err(std::fs::TryLockError::WouldBlock) => Err(FollowError::CacheBusy { path: dir }),
             Err(std::fs::TryLockError::Error(source)) => Err(io("lock")(source)),
         }
-    }
-}
-
-/// The retries of one poll's requests: a store that does not answer fails the poll within
-/// seconds (logged, counted, shown by `/healthz`), and the next poll tries again.
-fn retry_config() -> object_store::RetryConfig {
-    object_store::RetryConfig {
-        backoff: object_store::BackoffConfig {
-            init_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(1),
-            base: 2.0,
-        },
-        max_retries: 2,
-        retry_timeout: Duration::from_secs(5),
     }
 }
 
