@@ -170,7 +170,7 @@ fn syncfs(dir: &Path) {
     let handle = fs::File::open(dir).unwrap();
     // SAFETY: a valid open descriptor of our own.
     let done = unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&handle)) };
-    assert_eq!(done, 0, "syncfs");
+    assert_eq!(done, 0, "syncfs: {} (is the disk holding the images full?)", std::io::Error::last_os_error());
 }
 
 /// The root manifest of a tree, as read.
@@ -257,6 +257,7 @@ fn bench_size(services: usize, work: &Path) -> Row {
     };
     eprintln!("{services}: full build...");
     let full = measure(build().stdout(std::process::Stdio::null()));
+    eprintln!("{services}: full build {full:?}");
     // Files and bytes of the output, read from the tree itself (the manifest's form is
     // not this benchmark's business), the manifest's own files excluded.
     let tree: Vec<(String, u64)> = list_tree(&output);
@@ -265,6 +266,7 @@ fn bench_size(services: usize, work: &Path) -> Row {
     let mb = described().map(|(_, size)| size).sum::<u64>() as f64 / 1e6;
     eprintln!("{services}: no-op rebuild...");
     let noop = measure(build().stdout(std::process::Stdio::null()));
+    eprintln!("{services}: no-op rebuild {noop:?}");
     eprintln!("{services}: one service changed (fills the second generation)...");
     change_one_service(&input, 1);
     let first_change = measure(build().stdout(std::process::Stdio::null()));
@@ -275,6 +277,7 @@ fn bench_size(services: usize, work: &Path) -> Row {
     steady.stdout(std::process::Stdio::piped());
     let (change, stdout) = measure_output(&mut steady);
     let change_summary = stdout.trim().to_owned();
+    eprintln!("{services}: first change {first_change:?}, steady change {change:?}");
     let manifest = manifest_traffic(&output, &root_before);
 
     // The floor: same paths, same bytes (those of the tree after the last build), on fresh
@@ -285,6 +288,7 @@ fn bench_size(services: usize, work: &Path) -> Row {
         eprintln!("{services}: floor, one thread...");
         write_floor(&output, &tree, &fs.mount.join("public"), false)
     };
+    eprintln!("{services}: floor, one thread: {single:.1} s");
     let parallel = {
         let fs = FreshFs::new(work, "fs-floor", size_gb);
         eprintln!("{services}: floor, {} threads...", rayon::current_num_threads());

@@ -238,6 +238,21 @@ impl Publisher {
 
         let manifest = Manifest { fingerprint: fingerprint.to_owned(), index: index.to_owned(), files, counts: Some(counts) };
         let encoded = manifest.encode()?;
+        // Compared with the published manifest shard by shard: a shard with the published
+        // one's prefix and hash holds the same entries, so only the others are read (from the
+        // published generation, before the link moves).
+        let empty = BTreeMap::new();
+        let active_shards = self.active.as_ref().map_or(&empty, |r| &r.shards);
+        let same = |prefix: &String, hash: &String| active_shards.get(prefix) == Some(hash);
+        let before: BTreeMap<String, FileEntry> = match self.active.as_ref() {
+            Some(_) => active_shards
+                .iter()
+                .filter(|(prefix, hash)| encoded.root.shards.get(*prefix) != Some(*hash))
+                .filter_map(|(_, hash)| parse_shard(hash, &fs::read(self.output.join(shard_path(hash))).ok()?))
+                .flatten()
+                .collect(),
+            None => BTreeMap::new(),
+        };
         // Shards are named by their content: one the target already holds (checked when its
         // manifest was read) is kept; the others are written, and any other file of the
         // folder (an older build's shard) removed.
@@ -260,20 +275,6 @@ impl Publisher {
             written: self.written.into_inner(),
             bytes: self.bytes.into_inner(),
             ..PublishSummary::default()
-        };
-        // Compared with the published manifest shard by shard: a shard with the published
-        // one's prefix and hash holds the same entries, so only the others are read.
-        let empty = BTreeMap::new();
-        let active_shards = self.active.as_ref().map_or(&empty, |r| &r.shards);
-        let same = |prefix: &String, hash: &String| active_shards.get(prefix) == Some(hash);
-        let before: BTreeMap<String, FileEntry> = match self.active.as_ref() {
-            Some(_) => active_shards
-                .iter()
-                .filter(|(prefix, hash)| encoded.root.shards.get(*prefix) != Some(*hash))
-                .filter_map(|(_, hash)| parse_shard(hash, &fs::read(self.output.join(shard_path(hash))).ok()?))
-                .flatten()
-                .collect(),
-            None => BTreeMap::new(),
         };
         let digits = encoded.root.shards.keys().next().map_or(0, String::len);
         for (path, entry) in &manifest.files {
