@@ -186,7 +186,10 @@ fn read_root(output: &Path) -> (u64, serde_json::Value) {
 fn manifest_traffic(output: &Path, before: &(u64, serde_json::Value)) -> String {
     let (root_len, root) = read_root(output);
     let Some(shards) = root["shards"].as_object() else {
-        return format!("manifest {root_len} bytes, one file: a publish reads and writes it whole, {} bytes", 2 * root_len);
+        return format!(
+            "manifest {root_len} bytes, one file: a publish reads and writes it whole, {} bytes",
+            2 * root_len
+        );
     };
     let old = before.1["shards"].as_object();
     let changed: Vec<&str> = shards
@@ -296,7 +299,19 @@ fn bench_size(services: usize, work: &Path) -> Row {
     };
     drop(target);
     let (floor_single, floor_parallel) = (Some(single), Some(parallel));
-    Row { services, files, mb, full, noop, first_change, change, change_summary, manifest, floor_single, floor_parallel }
+    Row {
+        services,
+        files,
+        mb,
+        full,
+        noop,
+        first_change,
+        change,
+        change_summary,
+        manifest,
+        floor_single,
+        floor_parallel,
+    }
 }
 
 fn main() {

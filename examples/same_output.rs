@@ -42,7 +42,9 @@ fn content(rel: &str, bytes: &[u8]) -> Result<Vec<u8>, String> {
         for i in 0..archive.len() {
             let mut entry = archive.by_index(i).map_err(|e| format!("zip entry {i}: {e}"))?;
             let time = entry.last_modified().map(|t| format!("{t:?}")).unwrap_or_default();
-            out.extend_from_slice(format!("\n== {:?} {time} {:o}\n", entry.name(), entry.unix_mode().unwrap_or(0)).as_bytes());
+            out.extend_from_slice(
+                format!("\n== {:?} {time} {:o}\n", entry.name(), entry.unix_mode().unwrap_or(0)).as_bytes(),
+            );
             entry.read_to_end(&mut out).map_err(|e| format!("zip entry {i}: {e}"))?;
         }
     } else {

@@ -372,13 +372,14 @@ async fn read_shards(
 ) -> Result<bool, PublishError> {
     let Some(root) = remote.root.as_ref() else { return Ok(false) };
     let hashes: Vec<&String> = prefixes.iter().filter_map(|prefix| root.shards.get(prefix)).collect();
-    let shards: Vec<Option<BTreeMap<String, FileEntry>>> = futures::stream::iter(hashes.into_iter().map(|hash| async move {
-        let bytes = read_object(target, &shard_path(hash)).await?;
-        Ok::<_, PublishError>(bytes.and_then(|bytes| parse_shard(hash, &bytes)))
-    }))
-    .buffered(cfg.jobs.max(1))
-    .try_collect()
-    .await?;
+    let shards: Vec<Option<BTreeMap<String, FileEntry>>> =
+        futures::stream::iter(hashes.into_iter().map(|hash| async move {
+            let bytes = read_object(target, &shard_path(hash)).await?;
+            Ok::<_, PublishError>(bytes.and_then(|bytes| parse_shard(hash, &bytes)))
+        }))
+        .buffered(cfg.jobs.max(1))
+        .try_collect()
+        .await?;
     for shard in shards {
         let Some(shard) = shard else { return Ok(false) };
         remote.files.extend(shard);

@@ -110,8 +110,12 @@ pub fn from_manifest(local: &LocalTree, remote: Option<&RemoteManifest>) -> Opti
     // split alike and the hashes of its shard agree.
     let digits = local_root.shards.keys().next().map_or(0, String::len);
     let same_split = remote_root.shards.keys().next().is_none_or(|p| p.len() == digits);
-    let settled: BTreeSet<&String> =
-        local_root.shards.iter().filter(|(p, h)| same_split && remote_root.shards.get(*p) == Some(*h)).map(|(p, _)| p).collect();
+    let settled: BTreeSet<&String> = local_root
+        .shards
+        .iter()
+        .filter(|(p, h)| same_split && remote_root.shards.get(*p) == Some(*h))
+        .map(|(p, _)| p)
+        .collect();
     let mut plan = Plan::default();
     for (rel, entry) in &local.files {
         let in_place = settled.contains(&shard_prefix(rel, digits)) || remote.files.get(rel) == Some(entry);
@@ -193,11 +197,15 @@ pub fn from_listing(
     }
     plan.uploads.sort_by(|a, b| (upload_stage(a), a).cmp(&(upload_stage(b), b)));
     // A store's PUT is whole or nothing: a listed shard of the right size has its bytes.
-    add_shards(&mut plan, local, |rel| listing.get(rel).is_some_and(|l| l.size == local.manifest.shards[rel].len() as u64));
+    add_shards(&mut plan, local, |rel| {
+        listing.get(rel).is_some_and(|l| l.size == local.manifest.shards[rel].len() as u64)
+    });
     plan.deletes = listing
         .keys()
         .filter(|rel| {
-            *rel != MANIFEST && !local.files.contains_key(*rel) && !(is_manifest_path(rel) && local.manifest.shards.contains_key(*rel))
+            *rel != MANIFEST
+                && !local.files.contains_key(*rel)
+                && !(is_manifest_path(rel) && local.manifest.shards.contains_key(*rel))
         })
         .cloned()
         .collect();
@@ -295,8 +303,9 @@ mod tests {
     #[test]
     fn a_clean_manifest_plans_a_change_from_the_shards_that_differ() {
         let files = |changed: &str, gone: bool| -> Vec<(String, String)> {
-            let mut files: Vec<(String, String)> =
-                (0..3000).map(|i| (format!("s/{i}/index.json"), if i == 7 { changed.to_owned() } else { i.to_string() })).collect();
+            let mut files: Vec<(String, String)> = (0..3000)
+                .map(|i| (format!("s/{i}/index.json"), if i == 7 { changed.to_owned() } else { i.to_string() }))
+                .collect();
             if gone {
                 files.push(("gone.json".to_owned(), "x".to_owned()));
             }
@@ -312,7 +321,8 @@ mod tests {
         remote.files.retain(|rel, _| read.contains(&shard_prefix(rel, digits)));
         let plan = from_manifest(&local, Some(&remote)).unwrap();
         assert_eq!(plan.uploads, ["s/7/index.json"]);
-        let old_shards: Vec<&String> = old.manifest.shards.keys().filter(|s| !local.manifest.shards.contains_key(*s)).collect();
+        let old_shards: Vec<&String> =
+            old.manifest.shards.keys().filter(|s| !local.manifest.shards.contains_key(*s)).collect();
         let mut deletes = vec!["gone.json".to_owned()];
         deletes.extend(old_shards.into_iter().cloned());
         assert_eq!(plan.deletes, deletes);

@@ -242,7 +242,8 @@ mod tests {
     use super::*;
 
     fn manifest(n: usize) -> Manifest {
-        let files = (0..n).map(|i| (format!("api/v4/services/{i}/index.json"), FileEntry::of(&i.to_le_bytes()))).collect();
+        let files =
+            (0..n).map(|i| (format!("api/v4/services/{i}/index.json"), FileEntry::of(&i.to_le_bytes()))).collect();
         Manifest { fingerprint: "f".into(), index: "i".into(), files, counts: Some(Counts::default()) }
     }
 

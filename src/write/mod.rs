@@ -236,7 +236,8 @@ impl Publisher {
         let stale: Vec<&String> = self.held.files.keys().filter(|p| !files.contains_key(*p)).collect();
         stale.par_iter().try_for_each(|rel| remove_file_and_empty_parents(&self.target, rel))?;
 
-        let manifest = Manifest { fingerprint: fingerprint.to_owned(), index: index.to_owned(), files, counts: Some(counts) };
+        let manifest =
+            Manifest { fingerprint: fingerprint.to_owned(), index: index.to_owned(), files, counts: Some(counts) };
         let encoded = manifest.encode()?;
         // Compared with the published manifest shard by shard: a shard with the published
         // one's prefix and hash holds the same entries, so only the others are read (from the
@@ -279,7 +280,8 @@ impl Publisher {
         let digits = encoded.root.shards.keys().next().map_or(0, String::len);
         for (path, entry) in &manifest.files {
             let prefix = shard_prefix(path, digits);
-            if encoded.root.shards.get(&prefix).is_some_and(|hash| same(&prefix, hash)) || before.get(path) == Some(entry)
+            if encoded.root.shards.get(&prefix).is_some_and(|hash| same(&prefix, hash))
+                || before.get(path) == Some(entry)
             {
                 summary.unchanged += 1;
             } else {

@@ -297,7 +297,8 @@ fn dry_run_and_a_refused_max_deletes_change_nothing() {
     assert_eq!(s3.objects(&bucket, ""), before);
 
     // The manifest's old shard is no object of the site: --max-deletes does not count it.
-    let shards_gone = before.keys().filter(|rel| rel.starts_with("_manifest/") && !site.files().contains_key(*rel)).count();
+    let shards_gone =
+        before.keys().filter(|rel| rel.starts_with("_manifest/") && !site.files().contains_key(*rel)).count();
     let gone = gone - shards_gone;
     let refused = publish(&site.public, &to, &env, &["--max-deletes", &(gone - 1).to_string()]);
     assert_eq!(refused.status.code(), Some(1));
@@ -553,15 +554,9 @@ fn one_changed_service_moves_its_objects_and_only_the_shards_that_changed() {
     ok(&publish(&public, &to, &env, &[]));
     let moved = transfers();
     let prefix = format!("/{bucket}/site/");
-    let rel = |t: &proxy::Transfer| {
-        t.target.strip_prefix(&prefix).map(|r| r.split('?').next().unwrap_or(r).to_owned())
-    };
-    let uploaded: std::collections::BTreeSet<String> = moved
-        .iter()
-        .filter(|t| t.method == "PUT")
-        .filter_map(|t| rel(t))
-        .filter(|r| !is_manifest_path(r))
-        .collect();
+    let rel = |t: &proxy::Transfer| t.target.strip_prefix(&prefix).map(|r| r.split('?').next().unwrap_or(r).to_owned());
+    let uploaded: std::collections::BTreeSet<String> =
+        moved.iter().filter(|t| t.method == "PUT").filter_map(|t| rel(t)).filter(|r| !is_manifest_path(r)).collect();
     assert_eq!(uploaded.iter().collect::<std::collections::BTreeSet<_>>(), changed, "exactly the changed objects");
     assert!(!moved.iter().any(|t| t.target.contains("list-type")), "nothing listed: {moved:?}");
     let shard_reads: std::collections::BTreeSet<String> = moved
@@ -576,7 +571,13 @@ fn one_changed_service_moves_its_objects_and_only_the_shards_that_changed() {
     // Everything but the objects' own bytes: the manifest's reads and writes, the deletes.
     let other: u64 = moved
         .iter()
-        .map(|t| if t.method == "PUT" && rel(t).is_some_and(|r| !is_manifest_path(&r)) { t.received } else { t.sent + t.received })
+        .map(|t| {
+            if t.method == "PUT" && rel(t).is_some_and(|r| !is_manifest_path(&r)) {
+                t.received
+            } else {
+                t.sent + t.received
+            }
+        })
         .sum();
     let size = |h: &String| std::fs::metadata(public.join(svcdir::write::shard_path(h))).expect("shard").len();
     let new_shards: u64 =
