@@ -563,15 +563,11 @@ fn one_changed_service_moves_its_objects_and_only_the_shards_that_changed() {
     let prefix = format!("/{bucket}/site/");
     let rel = |t: &proxy::Transfer| t.target.strip_prefix(&prefix).map(|r| r.split('?').next().unwrap_or(r).to_owned());
     let uploaded: std::collections::BTreeSet<String> =
-        moved.iter().filter(|t| t.method == "PUT").filter_map(|t| rel(t)).filter(|r| !is_manifest_path(r)).collect();
+        moved.iter().filter(|t| t.method == "PUT").filter_map(&rel).filter(|r| !is_manifest_path(r)).collect();
     assert_eq!(uploaded.iter().collect::<std::collections::BTreeSet<_>>(), changed, "exactly the changed objects");
     assert!(!moved.iter().any(|t| t.target.contains("list-type")), "nothing listed: {moved:?}");
-    let shard_reads: std::collections::BTreeSet<String> = moved
-        .iter()
-        .filter(|t| t.method == "GET")
-        .filter_map(|t| rel(t))
-        .filter(|r| r.starts_with("_manifest/"))
-        .collect();
+    let shard_reads: std::collections::BTreeSet<String> =
+        moved.iter().filter(|t| t.method == "GET").filter_map(&rel).filter(|r| r.starts_with("_manifest/")).collect();
     let want: std::collections::BTreeSet<String> =
         changed_shards.iter().map(|h| svcdir::write::shard_path(h)).collect();
     assert_eq!(shard_reads, want, "only the shards that changed are read");
