@@ -8,7 +8,7 @@
 //! generation, and the link, exactly as they were.
 //!
 //! Each generation carries its manifest (path → content hash and size: `_manifest.json` and
-//! its shards under `_manifest/`, see [`manifest`]), which is both the record of what the
+//! its shards under `_manifest/`, see [`ManifestRoot`]), which is both the record of what the
 //! generation holds and what an upload step or a CDN can use.
 
 use std::collections::BTreeMap;
