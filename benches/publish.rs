@@ -10,7 +10,8 @@
 //!
 //! Environment: `BENCH_SIZES` (comma-separated service counts, default `10000,100000`;
 //! `BENCH_LARGE=1` adds 1,000,000), `BENCH_DIR` (work folder, default `target/bench`),
-//! `BENCH_OUT` (Markdown results, default `target/bench/publish.md`).
+//! `BENCH_OUT` (Markdown results, default `target/bench/publish.md`), `BENCH_SVCDIR` (the
+//! `svcdir` binary to measure, default the one built with the benchmark).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -26,6 +27,8 @@ struct Run {
     wall: f64,
     cpu: f64,
     max_rss_mb: f64,
+    /// Bytes the process caused to be written to storage (`ru_oublock`, 512-byte units).
+    written_bytes: u64,
 }
 
 /// Runs a command to completion and measures it with `wait4`.
@@ -55,8 +58,12 @@ fn measure_output(cmd: &mut Command) -> (Run, String) {
         let _ = pipe.read_to_string(&mut stdout);
     }
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    let run =
-        Run { wall, cpu: secs(usage.ru_utime) + secs(usage.ru_stime), max_rss_mb: usage.ru_maxrss as f64 / 1024.0 };
+    let run = Run {
+        wall,
+        cpu: secs(usage.ru_utime) + secs(usage.ru_stime),
+        max_rss_mb: usage.ru_maxrss as f64 / 1024.0,
+        written_bytes: usage.ru_oublock as u64 * 512,
+    };
     (run, stdout)
 }
 
@@ -102,35 +109,103 @@ impl Drop for FreshFs {
     }
 }
 
-/// Every file of a tree, relative path and bytes, in path order.
-fn load_tree(root: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(root)
+/// Every file of a tree (relative path and size), in path order.
+fn list_tree(root: &Path) -> Vec<(String, u64)> {
+    let mut files: Vec<(String, u64)> = walkdir::WalkDir::new(root)
         .follow_root_links(true)
         .into_iter()
         .map(|e| e.unwrap())
         .filter(|e| e.file_type().is_file())
-        .map(|e| (e.path().strip_prefix(root).unwrap().to_string_lossy().into_owned(), fs::read(e.path()).unwrap()))
+        .map(|e| (e.path().strip_prefix(root).unwrap().to_string_lossy().into_owned(), e.metadata().unwrap().len()))
         .collect();
     files.sort();
     files
 }
 
-/// The floor: create the directories (each once), then the files, nothing else.
-fn write_floor(root: &Path, files: &[(String, Vec<u8>)], parallel: bool) -> f64 {
-    let started = Instant::now();
-    let mut dirs: Vec<&str> = files.iter().filter_map(|(rel, _)| rel.rsplit_once('/').map(|(d, _)| d)).collect();
-    dirs.dedup();
-    let mkdir = |dir: &&str| fs::create_dir_all(root.join(dir)).unwrap();
-    let write = |(rel, bytes): &(String, Vec<u8>)| fs::write(root.join(rel), bytes).unwrap();
-    // Folders first, in sorted order (parents before children), then the files.
-    if parallel {
-        dirs.par_iter().for_each(mkdir);
-        files.par_iter().for_each(write);
-    } else {
-        dirs.iter().for_each(mkdir);
-        files.iter().for_each(write);
+/// At most this many bytes of the tree are in memory at once while the floor writes them.
+const FLOOR_BATCH: u64 = 1 << 30;
+
+/// The floor: the same files with the same bytes written to `root` (each folder created
+/// once, then `fs::write` of each file), then `syncfs`, as the build syncs before its
+/// switch. The bytes are read from `source` in batches of [`FLOOR_BATCH`] (a 100,000-service
+/// tree is larger than the memory a benchmark may take); only the writes and the sync are
+/// timed.
+fn write_floor(source: &Path, files: &[(String, u64)], root: &Path, parallel: bool) -> f64 {
+    let mut elapsed = 0.0;
+    let mut made: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut start = 0;
+    while start < files.len() {
+        let mut end = start;
+        let mut size = 0;
+        while end < files.len() && (end == start || size + files[end].1 <= FLOOR_BATCH) {
+            size += files[end].1;
+            end += 1;
+        }
+        let batch: Vec<(&str, Vec<u8>)> =
+            files[start..end].par_iter().map(|(rel, _)| (rel.as_str(), fs::read(source.join(rel)).unwrap())).collect();
+        let mut dirs: Vec<&str> = batch.iter().filter_map(|(rel, _)| rel.rsplit_once('/').map(|(d, _)| d)).collect();
+        dirs.dedup();
+        dirs.retain(|d| made.insert((*d).to_owned()));
+        let started = Instant::now();
+        let mkdir = |dir: &&str| fs::create_dir_all(root.join(dir)).unwrap();
+        let write = |(rel, bytes): &(&str, Vec<u8>)| fs::write(root.join(rel), bytes).unwrap();
+        // Folders first, in sorted order (parents before children), then the files.
+        if parallel {
+            dirs.par_iter().for_each(mkdir);
+            batch.par_iter().for_each(write);
+        } else {
+            dirs.iter().for_each(mkdir);
+            batch.iter().for_each(write);
+        }
+        elapsed += started.elapsed().as_secs_f64();
+        start = end;
     }
-    started.elapsed().as_secs_f64()
+    let started = Instant::now();
+    syncfs(root);
+    elapsed + started.elapsed().as_secs_f64()
+}
+
+/// `syncfs(2)` of the file system holding `dir`.
+fn syncfs(dir: &Path) {
+    let handle = fs::File::open(dir).unwrap();
+    // SAFETY: a valid open descriptor of our own.
+    let done = unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&handle)) };
+    assert_eq!(done, 0, "syncfs: {} (is the disk holding the images full?)", std::io::Error::last_os_error());
+}
+
+/// The root manifest of a tree, as read.
+fn read_root(output: &Path) -> (u64, serde_json::Value) {
+    let bytes = fs::read(output.join("_manifest.json")).unwrap();
+    (bytes.len() as u64, serde_json::from_slice(&bytes).unwrap())
+}
+
+/// What a publish of the last build reads and writes of the manifest, with the store
+/// holding the build before it: the root (read, marked, written, cleared) and the shards
+/// that changed (the old ones read, the new ones written; about the same size). A manifest
+/// without shards (format 1) is read and written whole.
+fn manifest_traffic(output: &Path, before: &(u64, serde_json::Value)) -> String {
+    let (root_len, root) = read_root(output);
+    let Some(shards) = root["shards"].as_object() else {
+        return format!(
+            "manifest {root_len} bytes, one file: a publish reads and writes it whole, {} bytes",
+            2 * root_len
+        );
+    };
+    let old = before.1["shards"].as_object();
+    let changed: Vec<&str> = shards
+        .iter()
+        .filter(|(prefix, hash)| old.and_then(|o| o.get(*prefix)) != Some(*hash))
+        .map(|(_, hash)| hash.as_str().unwrap())
+        .collect();
+    let size = |hash: &str| fs::metadata(output.join(format!("_manifest/{hash}.json"))).unwrap().len();
+    let changed_bytes: u64 = changed.iter().map(|h| size(h)).sum();
+    let whole: u64 = shards.values().map(|h| size(h.as_str().unwrap())).sum();
+    format!(
+        "root {root_len} bytes, {} shards ({whole} bytes in all); one changed service changed {} shards ({changed_bytes} bytes): a no-op publish reads {root_len} bytes, this one's manifest traffic is about {} bytes",
+        shards.len(),
+        changed.len(),
+        4 * root_len + 2 * changed_bytes
+    )
 }
 
 /// Changes one published service's description in `services.jsonl`.
@@ -156,12 +231,14 @@ struct Row {
     first_change: Run,
     change: Run,
     change_summary: String,
+    manifest: String,
     floor_single: Option<f64>,
     floor_parallel: Option<f64>,
 }
 
 fn bench_size(services: usize, work: &Path) -> Row {
-    let svcdir = env!("CARGO_BIN_EXE_svcdir");
+    // BENCH_SVCDIR: another build of the program (an earlier commit's, for a before/after).
+    let svcdir = std::env::var("BENCH_SVCDIR").unwrap_or_else(|_| env!("CARGO_BIN_EXE_svcdir").to_owned());
     let input = work.join(format!("input-{services}"));
     if !input.join("services.jsonl").exists() {
         eprintln!("generating {services} services...");
@@ -172,7 +249,7 @@ fn bench_size(services: usize, work: &Path) -> Row {
     let output = target.mount.join("public");
     let index = target.mount.join("search.idx");
     let build = || {
-        let mut cmd = Command::new(svcdir);
+        let mut cmd = Command::new(&svcdir);
         cmd.args(["build", "--base-url", "https://directory.example.org", "--input"])
             .arg(&input)
             .arg("--output")
@@ -183,43 +260,58 @@ fn bench_size(services: usize, work: &Path) -> Row {
     };
     eprintln!("{services}: full build...");
     let full = measure(build().stdout(std::process::Stdio::null()));
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&fs::read(output.join("_manifest.json")).unwrap()).unwrap();
-    let entries = manifest["files"].as_object().unwrap();
-    let files = entries.len();
-    let mb = entries.values().map(|e| e["size"].as_u64().unwrap()).sum::<u64>() as f64 / 1e6;
+    eprintln!("{services}: full build {full:?}");
+    // Files and bytes of the output, read from the tree itself (the manifest's form is
+    // not this benchmark's business), the manifest's own files excluded.
+    let tree: Vec<(String, u64)> = list_tree(&output);
+    let described = || tree.iter().filter(|(rel, _)| rel != "_manifest.json" && !rel.starts_with("_manifest/"));
+    let files = described().count();
+    let mb = described().map(|(_, size)| size).sum::<u64>() as f64 / 1e6;
     eprintln!("{services}: no-op rebuild...");
     let noop = measure(build().stdout(std::process::Stdio::null()));
+    eprintln!("{services}: no-op rebuild {noop:?}");
     eprintln!("{services}: one service changed (fills the second generation)...");
     change_one_service(&input, 1);
     let first_change = measure(build().stdout(std::process::Stdio::null()));
     eprintln!("{services}: one service changed again (steady state)...");
     change_one_service(&input, 2);
+    let root_before = read_root(&output);
     let mut steady = build();
     steady.stdout(std::process::Stdio::piped());
     let (change, stdout) = measure_output(&mut steady);
     let change_summary = stdout.trim().to_owned();
+    eprintln!("{services}: first change {first_change:?}, steady change {change:?}");
+    let manifest = manifest_traffic(&output, &root_before);
 
-    // The floor: same paths, same bytes, on fresh file systems; skipped where the bytes
-    // would not fit in memory.
-    let (floor_single, floor_parallel) = if mb < 8_000.0 {
-        let bytes = load_tree(&output);
-        drop(target);
-        let single = {
-            let fs = FreshFs::new(work, "fs-floor", size_gb);
-            eprintln!("{services}: floor, one thread...");
-            write_floor(&fs.mount.join("public"), &bytes, false)
-        };
-        let parallel = {
-            let fs = FreshFs::new(work, "fs-floor", size_gb);
-            eprintln!("{services}: floor, {} threads...", rayon::current_num_threads());
-            write_floor(&fs.mount.join("public"), &bytes, true)
-        };
-        (Some(single), Some(parallel))
-    } else {
-        (None, None)
+    // The floor: same paths, same bytes (those of the tree after the last build), on fresh
+    // file systems.
+    let tree = list_tree(&output);
+    let single = {
+        let fs = FreshFs::new(work, "fs-floor", size_gb);
+        eprintln!("{services}: floor, one thread...");
+        write_floor(&output, &tree, &fs.mount.join("public"), false)
     };
-    Row { services, files, mb, full, noop, first_change, change, change_summary, floor_single, floor_parallel }
+    eprintln!("{services}: floor, one thread: {single:.1} s");
+    let parallel = {
+        let fs = FreshFs::new(work, "fs-floor", size_gb);
+        eprintln!("{services}: floor, {} threads...", rayon::current_num_threads());
+        write_floor(&output, &tree, &fs.mount.join("public"), true)
+    };
+    drop(target);
+    let (floor_single, floor_parallel) = (Some(single), Some(parallel));
+    Row {
+        services,
+        files,
+        mb,
+        full,
+        noop,
+        first_change,
+        change,
+        change_summary,
+        manifest,
+        floor_single,
+        floor_parallel,
+    }
 }
 
 fn main() {
@@ -241,14 +333,14 @@ fn main() {
     let rows: Vec<Row> = sizes.iter().map(|&n| bench_size(n, &work)).collect();
 
     let mut md = String::new();
-    writeln!(md, "| services | files | MB | full build s (CPU s) | files/s | MB/s | peak RSS MB | floor 1 thread s | floor {} threads s | build ÷ floor | no-op s | 1 change, first s | 1 change, steady s |", rayon::current_num_threads()).unwrap();
-    writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
+    writeln!(md, "| services | files | MB | full build s (CPU s) | files/s | MB/s | peak RSS MB | floor 1 thread s | floor {} threads s | build ÷ floor 1 thread | build ÷ floor {} threads | no-op s (% of full) | 1 change, first s | 1 change, steady s |", rayon::current_num_threads(), rayon::current_num_threads()).unwrap();
+    writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
     for r in &rows {
         let opt = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.1}"));
-        let ratio = r.floor_parallel.map_or("n/a".to_owned(), |f| format!("{:.2}", r.full.wall / f));
+        let ratio = |floor: Option<f64>| floor.map_or("n/a".to_owned(), |f| format!("{:.2}", r.full.wall / f));
         writeln!(
             md,
-            "| {} | {} | {:.0} | {:.1} ({:.1}) | {:.0} | {:.0} | {:.0} | {} | {} | {} | {:.2} | {:.1} | {:.1} |",
+            "| {} | {} | {:.0} | {:.1} ({:.1}) | {:.0} | {:.0} | {:.0} | {} | {} | {} | {} | {:.2} ({:.1} %) | {:.1} | {:.1} |",
             r.services,
             r.files,
             r.mb,
@@ -259,13 +351,17 @@ fn main() {
             r.full.max_rss_mb,
             opt(r.floor_single),
             opt(r.floor_parallel),
-            ratio,
+            ratio(r.floor_single),
+            ratio(r.floor_parallel),
             r.noop.wall,
+            100.0 * r.noop.wall / r.full.wall,
             r.first_change.wall,
             r.change.wall,
         )
         .unwrap();
         eprintln!("{}: {}", r.services, r.change_summary);
+        eprintln!("{}: the no-op rebuild wrote {} bytes", r.services, r.noop.written_bytes);
+        eprintln!("{}: {}", r.services, r.manifest);
     }
     print!("{md}");
     let out = std::env::var("BENCH_OUT").map(PathBuf::from).unwrap_or_else(|_| work.join("publish.md"));

@@ -108,9 +108,10 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     {
         // Same input, configuration and program: the published output is already this
         // build's output, byte for byte (and --index FILE has its index).
+        // The root manifest alone says all this: no shard is read.
         let manifest = publisher.published();
-        let files = manifest.map_or(0, |m| m.files.len());
-        let bytes = manifest.map_or(0, |m| m.files.values().map(|f| f.size).sum());
+        let totals = manifest.map(|m| m.totals).unwrap_or_default();
+        let (files, bytes) = (totals.files, totals.bytes);
         let counts = manifest.and_then(|m| m.counts).unwrap_or_default();
         return Ok(BuildSummary {
             services: counts.services,

@@ -1,5 +1,5 @@
 //! The tree to publish as it is on disk: every file under `--public` with its content hash
-//! and size, and the manifest that describes exactly those files.
+//! and size, and the manifest (root and shards) that describes exactly those files.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -7,18 +7,19 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::PublishError;
-use crate::write::{FileEntry, MANIFEST, Manifest};
+use crate::write::{Encoded, FileEntry, MANIFEST, Manifest, is_manifest_path};
 
 /// The files of the tree to publish.
 #[derive(Debug, Clone)]
 pub struct LocalTree {
     /// The directory (a build's output, possibly a symbolic link to its generation).
     pub root: PathBuf,
-    /// Every file but the manifest, by relative `/`-separated path.
+    /// Every file but the manifest's own, by relative `/`-separated path.
     pub files: BTreeMap<String, FileEntry>,
-    /// The bytes of the manifest to upload last: the build's own `_manifest.json` when it
-    /// describes exactly these files, else one made from them.
-    pub manifest: Vec<u8>,
+    /// The manifest to upload after the files: the build's own when it describes exactly
+    /// these files (encoding is deterministic, so these are its bytes), else one made from
+    /// them.
+    pub manifest: Encoded,
 }
 
 impl LocalTree {
@@ -45,7 +46,7 @@ impl LocalTree {
                 .filter(|r| !r.contains('\\'))
                 .ok_or_else(|| local(std::io::Error::other("the file name is not UTF-8"), entry.path()))?;
             let rel = rel.replace(std::path::MAIN_SEPARATOR, "/");
-            if rel != MANIFEST {
+            if !is_manifest_path(&rel) {
                 rels.push(rel);
             }
         }
@@ -57,20 +58,21 @@ impl LocalTree {
                 Ok((rel, FileEntry::of(&bytes)))
             })
             .collect::<Result<BTreeMap<_, _>, PublishError>>()?;
-        let built = std::fs::read(root.join(MANIFEST)).ok();
-        let manifest = match built {
-            Some(bytes) if Manifest::parse(&bytes).is_some_and(|m| m.files == files) => bytes,
-            _ => serde_json::to_vec(&Manifest::of_files(files.clone()))
-                .map_err(std::io::Error::other)
-                .map_err(|e| local(e, root))?,
+        let manifest = match Manifest::read(root) {
+            Some(built) if built.files == files => built,
+            _ => Manifest::of_files(files.clone()),
         };
+        let manifest = manifest.encode().map_err(std::io::Error::other).map_err(|e| local(e, root))?;
         Ok(LocalTree { root: root.to_owned(), files, manifest })
     }
 
     /// The bytes of one file.
     pub fn read(&self, rel: &str) -> Result<Vec<u8>, PublishError> {
         if rel == MANIFEST {
-            return Ok(self.manifest.clone());
+            return Ok(self.manifest.root_bytes.clone());
+        }
+        if let Some(bytes) = self.manifest.shards.get(rel) {
+            return Ok(bytes.clone());
         }
         let path = self.root.join(rel);
         std::fs::read(&path).map_err(|source| PublishError::Local { path, source })

@@ -2,9 +2,11 @@
 //! GCS, Azure, a local folder), moving only what changed (behaviour.md, "Publishing and
 //! the CDN edge").
 //!
-//! Steps: [`local`] reads and hashes the tree; the remote manifest and, when needed, the
-//! store's listing say what is there ([`plan`]); then uploads (a file before the lists that
-//! link to it), the manifest, and deletes, in that order, so readers never meet a link to a
+//! Steps: [`local`] reads and hashes the tree; the remote manifest (its root, and the shards
+//! that differ from the local ones) and, when needed, the store's listing say what is there
+//! ([`plan`]); then uploads (a file before the lists that link to it), the manifest's new
+//! shards, its root, the pointer to the search index, and deletes (old shards among them),
+//! in that order, so readers never meet a link to a
 //! missing object and a failure part-way leaves the previous site whole. [`store`] opens
 //! the store from the URL and the standard environment.
 //!
@@ -29,7 +31,7 @@ use object_store::{Attribute, Attributes, ObjectStoreExt, PutOptions, PutPayload
 
 use crate::api::objects::{POINTER_STAGE, object_headers, upload_stage};
 use crate::index::published::POINTER;
-use crate::write::{MANIFEST, Manifest, content_hash};
+use crate::write::{FileEntry, MANIFEST, ManifestRoot, content_hash, is_manifest_path, parse_shard, shard_path};
 use local::LocalTree;
 use plan::{Listed, Plan, RemoteManifest};
 use store::Target;
@@ -176,8 +178,16 @@ pub async fn publish(
     let local = tokio::task::spawn_blocking(move || LocalTree::scan(&public))
         .await
         .map_err(|err| PublishError::Local { path: cfg.public.clone(), source: std::io::Error::other(err) })??;
-    let remote = read_manifest(&target).await?;
-    let (plan, listed) = match plan::from_manifest(&local, remote.as_ref()) {
+    let mut remote = read_manifest(&target).await?;
+    // A clean manifest is trusted: only its shards that differ from the local ones are read.
+    let trusted = match remote.as_mut().filter(|r| r.clean) {
+        Some(r) => match r.root.as_ref().map(|root| plan::shards_to_read(&local.manifest.root, root)) {
+            Some(prefixes) => read_shards(cfg, &target, r, &prefixes).await?,
+            None => false,
+        },
+        None => false,
+    };
+    let (plan, listed) = match plan::from_manifest(&local, remote.as_ref().filter(|_| trusted)) {
         Some(plan) => (plan, false),
         None => {
             let listing = list(&target).await?;
@@ -185,6 +195,13 @@ pub async fn publish(
                 true => read_object(&target, POINTER).await?,
                 false => None,
             };
+            // Every entry of the remote manifest vouches for its object here.
+            if let Some(r) = remote.as_mut() {
+                let prefixes = r.root.as_ref().map(|root| root.shards.keys().cloned().collect()).unwrap_or_default();
+                if !read_shards(cfg, &target, r, &prefixes).await? {
+                    r.files.clear();
+                }
+            }
             let local = local.clone();
             let remote = remote.clone();
             let plan = tokio::task::spawn_blocking(move || {
@@ -195,8 +212,11 @@ pub async fn publish(
             (plan, true)
         }
     };
-    if plan.deletes.len() > cfg.max_deletes {
-        return Err(PublishError::TooManyDeletes { count: plan.deletes.len(), max: cfg.max_deletes });
+    // The manifest's old shards are its own, not the site's: they do not count against the
+    // limit (a large change replaces thousands of them).
+    let deletes = plan.deletes.iter().filter(|rel| !is_manifest_path(rel)).count();
+    if deletes > cfg.max_deletes {
+        return Err(PublishError::TooManyDeletes { count: deletes, max: cfg.max_deletes });
     }
     let mut summary = PublishSummary { dry_run: cfg.dry_run, unchanged: plan.unchanged, listed, ..Default::default() };
     if cfg.dry_run || plan.is_empty() {
@@ -204,14 +224,12 @@ pub async fn publish(
         summary.seconds = started.elapsed().as_secs_f64();
         return Ok(summary);
     }
-    on_progress(Progress::Planned(
-        (plan.uploads.len() + plan.deletes.len() + usize::from(plan.upload_manifest)) as u64,
-    ));
+    on_progress(Progress::Planned((plan.upload_count() + plan.deletes.len()) as u64));
 
     // Mark the manifest (its own bytes again) before the first change, so that a run
     // killed from here on is noticed by the next one.
     if let Some(remote) = remote.as_ref().filter(|r| r.clean && target.attributes)
-        && (!plan.uploads.is_empty() || !plan.deletes.is_empty())
+        && (!plan.uploads.is_empty() || !plan.shards.is_empty() || !plan.deletes.is_empty())
     {
         let bytes = target
             .store
@@ -227,8 +245,8 @@ pub async fn publish(
     }
 
     // Uploads, stage by stage: every file of a stage is in place before the next starts;
-    // then the manifest, then the pointer to the search index (its own last stage), so that
-    // the pointer never names an index the store does not hold yet.
+    // then the manifest's shards, then its root, then the pointer to the search index (its
+    // own last stage), so that the pointer never names an index the store does not hold yet.
     let mut stages: BTreeMap<u8, Vec<&String>> = BTreeMap::new();
     for rel in &plan.uploads {
         stages.entry(upload_stage(rel).0).or_default().push(rel);
@@ -237,16 +255,19 @@ pub async fn publish(
     for files in stages.values() {
         upload_all(cfg, &target, &local, files, on_progress).await?;
     }
-    summary.uploaded = plan.uploads.len();
-    summary.bytes = plan.uploads.iter().map(|rel| local.files[rel].size).sum();
+    let shards: Vec<&String> = plan.shards.iter().collect();
+    upload_all(cfg, &target, &local, &shards, on_progress).await?;
+    summary.uploaded = plan.uploads.len() + plan.shards.len();
+    summary.bytes = plan.uploads.iter().map(|rel| local.files[rel].size).sum::<u64>()
+        + plan.shards.iter().map(|rel| local.manifest.shards[rel].len() as u64).sum::<u64>();
 
     // The manifest: marked while the pointer or deletes remain, so a run killed before they
     // are done finishes them (a clean manifest would vouch for an old pointer).
     let unfinished = !plan.deletes.is_empty() || pointer.is_some();
     if plan.upload_manifest || unfinished {
-        put(&target, &local, MANIFEST, local.manifest.clone(), unfinished).await?;
+        put(&target, &local, MANIFEST, local.manifest.root_bytes.clone(), unfinished).await?;
         summary.uploaded += 1;
-        summary.bytes += local.manifest.len() as u64;
+        summary.bytes += local.manifest.root_bytes.len() as u64;
         on_progress(Progress::Done);
     }
     if let Some(pointer) = pointer {
@@ -269,7 +290,7 @@ pub async fn publish(
         summary.deleted = plan.deletes.len();
     }
     if unfinished && target.attributes {
-        put(&target, &local, MANIFEST, local.manifest.clone(), false).await?;
+        put(&target, &local, MANIFEST, local.manifest.root_bytes.clone(), false).await?;
     }
     summary.plan = plan;
     summary.seconds = started.elapsed().as_secs_f64();
@@ -285,9 +306,12 @@ async fn upload_all(
     on_progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<(), PublishError> {
     futures::stream::iter(files.iter().map(|rel| async move {
-        let bytes = tokio::fs::read(local.root.join(rel.as_str()))
-            .await
-            .map_err(|source| PublishError::Local { path: local.root.join(rel.as_str()), source })?;
+        let bytes = match local.manifest.shards.get(rel.as_str()) {
+            Some(shard) => shard.clone(),
+            None => tokio::fs::read(local.root.join(rel.as_str()))
+                .await
+                .map_err(|source| PublishError::Local { path: local.root.join(rel.as_str()), source })?,
+        };
         put(target, local, rel, bytes, false).await?;
         on_progress(Progress::Done);
         Ok::<(), PublishError>(())
@@ -329,7 +353,7 @@ async fn read_object(target: &Target, rel: &str) -> Result<Option<Vec<u8>>, Publ
     }
 }
 
-/// The remote manifest; `None` when there is none.
+/// The remote root manifest; `None` when there is none. No shard is read here.
 async fn read_manifest(target: &Target) -> Result<Option<RemoteManifest>, PublishError> {
     let result = match target.store.get(&target.location(MANIFEST)).await {
         Ok(result) => result,
@@ -340,12 +364,39 @@ async fn read_manifest(target: &Target) -> Result<Option<RemoteManifest>, Publis
     let marked = result.attributes.get(&Attribute::Metadata(MARK_KEY.into())).is_some();
     let bytes = result.bytes().await.map_err(|err| store::classify(target, "read", MANIFEST, err))?;
     Ok(Some(RemoteManifest {
-        files: Manifest::parse(&bytes).map(|m| m.files),
+        root: ManifestRoot::parse(&bytes),
+        files: BTreeMap::new(),
         hash: content_hash(&bytes),
         last_modified,
         clean: target.attributes && !marked,
         marked,
     }))
+}
+
+/// Reads the remote manifest's shards of these prefixes into `remote.files`, `--jobs` at a
+/// time; false when one is missing or not what its name says (the manifest cannot be
+/// trusted then).
+async fn read_shards(
+    cfg: &PublishConfig,
+    target: &Target,
+    remote: &mut RemoteManifest,
+    prefixes: &std::collections::BTreeSet<String>,
+) -> Result<bool, PublishError> {
+    let Some(root) = remote.root.as_ref() else { return Ok(false) };
+    let hashes: Vec<&String> = prefixes.iter().filter_map(|prefix| root.shards.get(prefix)).collect();
+    let shards: Vec<Option<BTreeMap<String, FileEntry>>> =
+        futures::stream::iter(hashes.into_iter().map(|hash| async move {
+            let bytes = read_object(target, &shard_path(hash)).await?;
+            Ok::<_, PublishError>(bytes.and_then(|bytes| parse_shard(hash, &bytes)))
+        }))
+        .buffered(cfg.jobs.max(1))
+        .try_collect()
+        .await?;
+    for shard in shards {
+        let Some(shard) = shard else { return Ok(false) };
+        remote.files.extend(shard);
+    }
+    Ok(true)
 }
 
 /// Every object under the prefix, by relative path.

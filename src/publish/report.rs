@@ -15,7 +15,8 @@ pub fn plan_lines(summary: &PublishSummary) -> String {
     // The pointer to the search index goes after the manifest (publish::publish).
     let (pointer, files): (Vec<&str>, Vec<&str>) =
         plan.uploads.iter().map(String::as_str).partition(|rel| upload_stage(rel).0 == POINTER_STAGE);
-    let uploads = files.into_iter().chain(plan.upload_manifest.then_some(MANIFEST)).chain(pointer);
+    let shards = plan.shards.iter().map(String::as_str);
+    let uploads = files.into_iter().chain(shards).chain(plan.upload_manifest.then_some(MANIFEST)).chain(pointer);
     let mut lines = String::new();
     for rel in uploads {
         lines.push_str(&format!("upload {rel}\n"));
@@ -31,7 +32,7 @@ pub fn plan_lines(summary: &PublishSummary) -> String {
 pub fn moved(summary: &PublishSummary) -> (usize, usize, u64) {
     if summary.dry_run {
         let plan = &summary.plan;
-        (plan.uploads.len() + usize::from(plan.upload_manifest), plan.deletes.len(), plan.bytes)
+        (plan.upload_count(), plan.deletes.len(), plan.bytes)
     } else {
         (summary.uploaded, summary.deleted, summary.bytes)
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::{MANIFEST, Manifest, WriteError, io_err};
+use super::{Manifest, WriteError, io_err, is_manifest_path};
 
 /// Writes a new file, creating its folder only when the first attempt finds none: one
 /// system call per file in the common case, where a build creates hundreds of thousands.
@@ -31,7 +31,7 @@ pub(super) fn resolve(root: &Path, rel: &str) -> Result<PathBuf, WriteError> {
         && !rel.starts_with('/')
         && rel.split('/').all(|part| !part.is_empty() && part != "." && part != "..")
         && !rel.contains(['\\', '\0'])
-        && rel != MANIFEST;
+        && !is_manifest_path(rel);
     if !safe {
         return Err(WriteError::UnsafePath(rel.to_owned()));
     }

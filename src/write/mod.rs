@@ -7,8 +7,9 @@
 //! the link at it with a single atomic rename. A failed or killed build leaves the published
 //! generation, and the link, exactly as they were.
 //!
-//! Each generation carries `_manifest.json` (path → content hash and size), which is both
-//! the record of what the generation holds and what an upload step or a CDN can use.
+//! Each generation carries its manifest (path → content hash and size: `_manifest.json` and
+//! its shards under `_manifest/`, see [`ManifestRoot`]), which is both the record of what the
+//! generation holds and what an upload step or a CDN can use.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -18,10 +19,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 mod files;
 mod lock;
+mod manifest;
 
 pub use files::NO_SYNC_ENV;
 use files::{
@@ -30,11 +31,11 @@ use files::{
 };
 pub use files::{replace_file, write_file_atomically};
 use lock::OutputLock;
+pub use manifest::{
+    Counts, Encoded, FileEntry, MANIFEST, Manifest, ManifestRoot, SHARDS, Totals, content_hash, is_manifest_path,
+    parse_shard, shard_path, shard_prefix,
+};
 
-/// Name of the manifest inside each generation.
-pub const MANIFEST: &str = "_manifest.json";
-/// Version of the manifest format; another version is treated as no manifest.
-const MANIFEST_VERSION: u32 = 1;
 const GENERATIONS: [&str; 2] = ["a", "b"];
 
 /// Why writing failed.
@@ -72,79 +73,6 @@ fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) ->
     move |source| WriteError::Io { action, path: path.to_owned(), source }
 }
 
-/// One file of a manifest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileEntry {
-    /// XXH3-128 of the content in hex: a strong ETag and a change detector (not a
-    /// defence against someone forging content, which nobody here is placed to do).
-    pub hash: String,
-    /// Size in bytes.
-    pub size: u64,
-}
-
-impl FileEntry {
-    /// The entry of some bytes.
-    pub fn of(bytes: &[u8]) -> FileEntry {
-        FileEntry { hash: content_hash(bytes), size: bytes.len() as u64 }
-    }
-}
-
-/// XXH3-128 of some bytes, in hex. XXH3 hashes at memory speed; BLAKE3 here cost a tenth
-/// of a full build.
-pub fn content_hash(bytes: &[u8]) -> String {
-    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
-}
-
-/// What a generation holds.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
-    /// Format version.
-    pub version: u32,
-    /// Fingerprint of everything the build read (see `build`): equal fingerprints give
-    /// equal outputs, so a build whose fingerprint matches the published one is a no-op.
-    pub fingerprint: String,
-    /// Content hash of the search index written by the same build: the index is a file of
-    /// its own (`--index`), so a build killed between writing it and publishing must not
-    /// let a later build take a mismatched pair for up to date.
-    #[serde(default)]
-    pub index: String,
-    /// Every file but the manifest, by relative path.
-    pub files: BTreeMap<String, FileEntry>,
-    /// What the build published (absent in manifests written before it was recorded): the
-    /// next build's shrink guard and an up-to-date build's summary read it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counts: Option<Counts>,
-}
-
-/// How many records a build published.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Counts {
-    /// Published services.
-    pub services: usize,
-    /// Published organisations.
-    pub organisations: usize,
-    /// Live postcodes.
-    pub postcodes: usize,
-}
-
-impl Manifest {
-    /// Reads a generation's manifest; `None` when absent, unreadable or of another version.
-    fn read(dir: &Path) -> Option<Manifest> {
-        Manifest::parse(&fs::read(dir.join(MANIFEST)).ok()?)
-    }
-
-    /// Parses a manifest; `None` when malformed or of another version.
-    pub fn parse(bytes: &[u8]) -> Option<Manifest> {
-        let manifest: Manifest = serde_json::from_slice(bytes).ok()?;
-        (manifest.version == MANIFEST_VERSION).then_some(manifest)
-    }
-
-    /// The manifest of a tree that no build described (no fingerprint, no index).
-    pub fn of_files(files: BTreeMap<String, FileEntry>) -> Manifest {
-        Manifest { version: MANIFEST_VERSION, fingerprint: String::new(), index: String::new(), files, counts: None }
-    }
-}
-
 /// What a publication changed, compared with the previously published output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PublishSummary {
@@ -168,10 +96,13 @@ pub struct Publisher {
     gens: PathBuf,
     target_name: &'static str,
     target: PathBuf,
-    /// The published generation's manifest, if there is one.
-    active: Option<Manifest>,
+    /// The published generation's root manifest, if there is one (its entries are read only
+    /// where a build needs them: the up-to-date check reads this alone).
+    active: Option<ManifestRoot>,
     /// What the target generation holds on disk, once prepared.
     held: Manifest,
+    /// The target's root manifest, when it had one: the shards it names are on disk, checked.
+    held_root: Option<ManifestRoot>,
     new: Mutex<BTreeMap<String, FileEntry>>,
     written: AtomicUsize,
     bytes: AtomicU64,
@@ -202,14 +133,9 @@ impl Publisher {
             Some("a") => "b",
             _ => "a",
         };
-        let active = if active_name.is_some() {
-            Manifest::read(output)
-        } else if output.is_dir() {
-            // A plain directory (an older layout, or made by hand): replaced whole.
-            None
-        } else {
-            None
-        };
+        // A plain directory (an older layout, or made by hand) has no usable manifest: it is
+        // replaced whole.
+        let active = active_name.and_then(|_| ManifestRoot::read(output));
         Ok(Publisher {
             output: output.to_owned(),
             target: gens.join(target_name),
@@ -217,6 +143,7 @@ impl Publisher {
             target_name,
             active,
             held: Manifest::default(),
+            held_root: None,
             new: Mutex::new(BTreeMap::new()),
             written: AtomicUsize::new(0),
             bytes: AtomicU64::new(0),
@@ -229,8 +156,8 @@ impl Publisher {
         self.active.as_ref().map(|m| (m.fingerprint.as_str(), m.index.as_str()))
     }
 
-    /// The published manifest, if any.
-    pub fn published(&self) -> Option<&Manifest> {
+    /// The published root manifest, if any.
+    pub fn published(&self) -> Option<&ManifestRoot> {
         self.active.as_ref()
     }
 
@@ -240,14 +167,17 @@ impl Publisher {
     /// build killed from here on is detected by the next one.
     pub fn prepare(&mut self) -> Result<(), WriteError> {
         fs::create_dir_all(&self.gens).map_err(io_err("create", &self.gens))?;
-        match Manifest::read(&self.target) {
-            Some(held) => self.held = held,
+        match Manifest::read_with_root(&self.target) {
+            Some((root, held)) => {
+                self.held = held;
+                self.held_root = Some(root);
+            }
             None => {
                 remove_tree(&self.target)?;
                 fs::create_dir_all(&self.target).map_err(io_err("create", &self.target))?;
-                if let Some(active) = &self.active {
-                    link_tree(&self.output, &self.target, active)?;
-                    self.held = active.clone();
+                if let Some(active) = self.active.as_ref().and_then(|_| Manifest::read(&self.output)) {
+                    link_tree(&self.output, &self.target, &active)?;
+                    self.held = active;
                 }
             }
         }
@@ -306,18 +236,39 @@ impl Publisher {
         let stale: Vec<&String> = self.held.files.keys().filter(|p| !files.contains_key(*p)).collect();
         stale.par_iter().try_for_each(|rel| remove_file_and_empty_parents(&self.target, rel))?;
 
-        let manifest = Manifest {
-            version: MANIFEST_VERSION,
-            fingerprint: fingerprint.to_owned(),
-            index: index.to_owned(),
-            files,
-            counts: Some(counts),
+        let manifest =
+            Manifest { fingerprint: fingerprint.to_owned(), index: index.to_owned(), files, counts: Some(counts) };
+        let encoded = manifest.encode()?;
+        // Compared with the published manifest shard by shard: a shard with the published
+        // one's prefix and hash holds the same entries, so only the others are read (from the
+        // published generation, before the link moves).
+        let empty = BTreeMap::new();
+        let active_shards = self.active.as_ref().map_or(&empty, |r| &r.shards);
+        let same = |prefix: &String, hash: &String| active_shards.get(prefix) == Some(hash);
+        let before: BTreeMap<String, FileEntry> = match self.active.as_ref() {
+            Some(_) => active_shards
+                .iter()
+                .filter(|(prefix, hash)| encoded.root.shards.get(*prefix) != Some(*hash))
+                .filter_map(|(_, hash)| parse_shard(hash, &fs::read(self.output.join(shard_path(hash))).ok()?))
+                .flatten()
+                .collect(),
+            None => BTreeMap::new(),
         };
+        // Shards are named by their content: one the target already holds (checked when its
+        // manifest was read) is kept; the others are written, and any other file of the
+        // folder (an older build's shard) removed.
+        let held_shards: std::collections::HashSet<String> =
+            self.held_root.iter().flat_map(|r| r.shards.values()).map(|hash| shard_path(hash)).collect();
+        encoded.shards.par_iter().try_for_each(|(rel, bytes)| match held_shards.contains(rel) {
+            true => Ok(()),
+            false => write_creating_parents(&self.target.join(rel), bytes),
+        })?;
+        remove_other_shards(&self.target, &encoded)?;
         // Every file of the generation on disk before the manifest says it is complete and
         // the link publishes it: a power cut after "built" must not leave files the manifest
         // lists with no bytes.
         sync_generation(&self.target)?;
-        write_file_atomically(&self.target.join(MANIFEST), &serde_json::to_vec(&manifest)?)?;
+        write_file_atomically(&self.target.join(MANIFEST), &encoded.root_bytes)?;
         sync_dir(&self.target);
         point_link(&self.output, &self.gens, self.target_name)?;
 
@@ -326,10 +277,12 @@ impl Publisher {
             bytes: self.bytes.into_inner(),
             ..PublishSummary::default()
         };
-        let empty = BTreeMap::new();
-        let before = self.active.as_ref().map_or(&empty, |m| &m.files);
+        let digits = encoded.root.shards.keys().next().map_or(0, String::len);
         for (path, entry) in &manifest.files {
-            if before.get(path) == Some(entry) {
+            let prefix = shard_prefix(path, digits);
+            if encoded.root.shards.get(&prefix).is_some_and(|hash| same(&prefix, hash))
+                || before.get(path) == Some(entry)
+            {
                 summary.unchanged += 1;
             } else {
                 summary.changed += 1;
@@ -338,6 +291,25 @@ impl Publisher {
         summary.removed = before.keys().filter(|p| !manifest.files.contains_key(*p)).count();
         Ok(summary)
     }
+}
+
+/// Removes every file of the target's shard folder that the new manifest does not name.
+fn remove_other_shards(target: &Path, encoded: &Encoded) -> Result<(), WriteError> {
+    let dir = target.join(SHARDS);
+    let entries = match fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(io_err("read", &dir)(err)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(io_err("read", &dir))?;
+        let rel = format!("{SHARDS}/{}", entry.file_name().to_string_lossy());
+        if !encoded.shards.contains_key(&rel) {
+            let path = entry.path();
+            fs::remove_file(&path).map_err(io_err("remove", &path))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -433,7 +405,9 @@ mod tests {
         fs::write(out.join("old/file"), "x").unwrap();
         publish(&out, &[("new.json", "1")], "f");
         assert!(fs::symlink_metadata(&out).unwrap().file_type().is_symlink());
-        assert_eq!(tree(&out).keys().collect::<Vec<_>>(), ["_manifest.json", "new.json"]);
+        let files: Vec<String> = tree(&out).into_keys().collect();
+        assert_eq!(files.len(), 3, "{files:?}");
+        assert!(files[0] == MANIFEST && files[1].starts_with("_manifest/") && files[2] == "new.json", "{files:?}");
     }
 
     #[test]
@@ -441,7 +415,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut publisher = Publisher::open(&dir.path().join("public")).unwrap();
         publisher.prepare().unwrap();
-        for bad in ["../x", "/etc/x", "a/../../x", "a//b", "a\\b", "a\0b", "", "_manifest.json"] {
+        for bad in ["../x", "/etc/x", "a/../../x", "a//b", "a\\b", "a\0b", "", "_manifest.json", "_manifest/x.json"] {
             assert!(matches!(publisher.put(bad, b""), Err(WriteError::UnsafePath(_))), "{bad:?}");
         }
     }

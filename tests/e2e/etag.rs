@@ -6,8 +6,8 @@ use crate::support;
 
 /// The manifest's content hash of a file of the build, as an entity tag.
 fn manifest_tag(build: &support::Build, rel: &str) -> String {
-    let manifest = build.json("_manifest.json");
-    let hash = manifest["files"][rel]["hash"].as_str().unwrap_or_else(|| panic!("{rel} in the manifest"));
+    let manifest = svcdir::write::Manifest::read(&build.public).expect("the build's manifest");
+    let hash = manifest.files.get(rel).map(|e| e.hash.as_str()).unwrap_or_else(|| panic!("{rel} in the manifest"));
     assert_eq!(hash.len(), 32, "XXH3-128 hex");
     format!("\"{hash}\"")
 }

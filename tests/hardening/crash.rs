@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use svcdir::write::{FileEntry, MANIFEST, Manifest};
+use svcdir::write::{FileEntry, MANIFEST, Manifest, is_manifest_path};
 
 use crate::common::{BASE_URL, assert_ok, read_tree};
 
@@ -64,23 +64,23 @@ impl PartialEq for Published {
 fn published(work: &Path) -> Published {
     let raw = read_tree(&work.join("public"));
     let mut tree = raw.clone();
-    tree.retain(|path, _| !path.starts_with("changes/"));
-    if let Some(bytes) = tree.get_mut(MANIFEST)
-        && let Ok(mut manifest) = serde_json::from_slice::<Manifest>(bytes)
-    {
+    tree.retain(|path, _| !path.starts_with("changes/") && !is_manifest_path(path));
+    // The manifest's entries stand in for its files (whose shards hold changes/ too).
+    if let Some(mut manifest) = Manifest::read(&work.join("public")) {
         manifest.files.retain(|path, _| !path.starts_with("changes/"));
-        *bytes = serde_json::to_vec(&manifest).expect("manifest");
+        tree.insert(MANIFEST.to_owned(), serde_json::to_vec(&manifest.files).expect("manifest"));
     }
     Published { raw, tree, index: fs::read(work.join("search.idx")).expect("index") }
 }
 
 /// The manifest lists exactly the other files of the tree, with their hashes and sizes.
-fn check_manifest(tree: &BTreeMap<String, Vec<u8>>, when: &str) {
-    let manifest: Manifest =
-        serde_json::from_slice(tree.get(MANIFEST).unwrap_or_else(|| panic!("{when}: no manifest")))
-            .unwrap_or_else(|e| panic!("{when}: manifest: {e}"));
-    let files: BTreeMap<&String, FileEntry> =
-        tree.iter().filter(|(path, _)| *path != MANIFEST).map(|(path, bytes)| (path, FileEntry::of(bytes))).collect();
+fn check_manifest(public: &Path, tree: &BTreeMap<String, Vec<u8>>, when: &str) {
+    let manifest = Manifest::read(public).unwrap_or_else(|| panic!("{when}: no whole manifest"));
+    let files: BTreeMap<&String, FileEntry> = tree
+        .iter()
+        .filter(|(path, _)| !is_manifest_path(path))
+        .map(|(path, bytes)| (path, FileEntry::of(bytes)))
+        .collect();
     assert_eq!(files.len(), manifest.files.len(), "{when}: manifest and tree list different files");
     for (path, entry) in &manifest.files {
         assert_eq!(files.get(path), Some(entry), "{when}: {path} does not match the manifest");
@@ -105,7 +105,7 @@ fn kill_9_during_a_build_leaves_the_published_output_intact() {
         let work = tmp.path().join(format!("fresh-{i}"));
         complete_build(input, &work);
         let out = published(&work);
-        check_manifest(&out.raw, "fresh build");
+        check_manifest(&work.join("public"), &out.raw, "fresh build");
         fresh.push(out);
     }
     assert!(fresh[0].tree != fresh[1].tree, "the two inputs must publish different trees");
@@ -147,7 +147,7 @@ fn kill_9_during_a_build_leaves_the_published_output_intact() {
         let status = child.wait().expect("wait");
         let when = format!("round {round}, killed after {offset:?}");
         let now = published(&work);
-        check_manifest(&now.raw, &when);
+        check_manifest(&work.join("public"), &now.raw, &when);
         assert!(now.index == fresh[0].index || now.index == fresh[1].index, "{when}: torn search index");
         // A kill can land after the link moved but before the process exits: then the
         // new output is published whole. Anything else than one whole output is a failure.

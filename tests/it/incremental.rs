@@ -5,6 +5,8 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
+use svcdir::write::{Manifest, is_manifest_path};
+
 use crate::common::{self, assert_ok, fixture, read_tree};
 
 fn summary(output: &std::process::Output) -> String {
@@ -20,7 +22,7 @@ fn changed(
         .keys()
         .chain(after.keys())
         // The index and its pointer change with any service (tests/it/publication.rs).
-        .filter(|k| before.get(*k) != after.get(*k) && k.as_str() != "_manifest.json" && !k.starts_with("_search/"))
+        .filter(|k| before.get(*k) != after.get(*k) && !is_manifest_path(k) && !k.starts_with("_search/"))
         .cloned()
         .collect()
 }
@@ -148,7 +150,8 @@ fn one_changed_service_rewrites_only_the_files_that_depend_on_it() {
     let line = summary(&rebuilt);
     // Plus the new index and the pointer changed, the old index removed.
     assert!(line.contains(&format!("{} changed", expected.len() + 2)), "{line}");
-    assert!(line.contains(&format!("{} unchanged", before.len() - 3 - expected.len())), "{line}");
+    let described = before.keys().filter(|path| !is_manifest_path(path)).count();
+    assert!(line.contains(&format!("{} unchanged", described - 2 - expected.len())), "{line}");
     assert!(line.contains("1 removed"), "{line}");
 
     // The next rebuild goes to the other generation, which catches up; the tree is the same
@@ -160,8 +163,8 @@ fn one_changed_service_rewrites_only_the_files_that_depend_on_it() {
     let mut ours = read_tree(&public);
     let mut theirs = read_tree(&fresh.path().join("public"));
     // The manifests agree on every file; only the fingerprint (same input) is compared too.
-    ours.remove("_manifest.json");
-    theirs.remove("_manifest.json");
+    ours.retain(|path, _| !is_manifest_path(path));
+    theirs.retain(|path, _| !is_manifest_path(path));
     // The change record is the history of builds, which the fresh place does not share.
     ours.retain(|path, _| !path.starts_with("changes/"));
     theirs.retain(|path, _| !path.starts_with("changes/"));
@@ -187,7 +190,8 @@ fn a_removed_service_removes_its_files() {
     // id and slug folders, the ORUK service and its service_at_locations: JSON and HTML each.
     let after: BTreeSet<String> = read_tree(&public).into_keys().collect();
     // The old index goes too (tests/it/publication.rs); counted below.
-    let removed: BTreeSet<&String> = before.difference(&after).filter(|p| !p.starts_with("_search/")).collect();
+    let removed: BTreeSet<&String> =
+        before.difference(&after).filter(|p| !p.starts_with("_search/") && !is_manifest_path(p)).collect();
     let mut folders = vec![format!("api/v4/services/{id}"), format!("openreferral/services/{id}")];
     for sal in doc["service_at_locations"].as_array().into_iter().flatten() {
         folders.push(format!("openreferral/service_at_locations/{}", sal["id"].as_str().unwrap()));
@@ -197,10 +201,10 @@ fn a_removed_service_removes_its_files() {
     }
     assert_eq!(removed.len(), 2 * (folders.len() + 1), "{removed:?}");
     assert!(summary(&rebuilt).contains(&format!("{} removed", removed.len() + 1)), "{}", summary(&rebuilt));
-    let manifest = crate::common::json(&public, "_manifest.json");
-    let listed: BTreeSet<String> = manifest["files"].as_object().unwrap().keys().cloned().collect();
+    let manifest = Manifest::read(&public).expect("manifest");
+    let listed: BTreeSet<String> = manifest.files.into_keys().collect();
     let mut on_disk: BTreeSet<String> = read_tree(&public).into_keys().collect();
-    on_disk.remove("_manifest.json");
+    on_disk.retain(|path| !is_manifest_path(path));
     assert_eq!(listed, on_disk, "the manifest lists exactly the files");
 }
 
@@ -219,7 +223,7 @@ fn precompress_writes_variants_that_decode_to_each_file_and_follow_its_changes()
     let tree = read_tree(&public);
     let mut variants = 0;
     for (path, bytes) in &tree {
-        let compressible = (path.ends_with(".json") || path.ends_with(".html")) && path != "_manifest.json";
+        let compressible = (path.ends_with(".json") || path.ends_with(".html")) && !is_manifest_path(path);
         if !compressible {
             continue;
         }
@@ -237,8 +241,9 @@ fn precompress_writes_variants_that_decode_to_each_file_and_follow_its_changes()
         variants += 2;
     }
     assert!(variants > 80, "{variants}");
-    let manifest = crate::common::json(&public, "_manifest.json");
-    assert_eq!(manifest["files"].as_object().unwrap().len(), tree.len() - 1, "variants are in the manifest");
+    let manifest = Manifest::read(&public).expect("manifest");
+    let described = tree.keys().filter(|path| !is_manifest_path(path)).count();
+    assert_eq!(manifest.files.len(), described, "variants are in the manifest");
 
     // A changed service: its files and their variants change, nothing else.
     let services = input.join("services.jsonl");

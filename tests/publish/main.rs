@@ -235,7 +235,7 @@ fn uploads_go_before_the_lists_before_the_manifest_before_the_deletes() {
     };
     const POINTER: &str = "_search/current.json";
     let file_put = |e: &(bool, String, String), want: &dyn Fn(&str) -> bool| {
-        e.1 == "PUT" && rel(&e.2).is_some_and(|r| r != "_manifest.json" && r != POINTER && want(&r))
+        e.1 == "PUT" && rel(&e.2).is_some_and(|r| !r.starts_with("_manifest") && r != POINTER && want(&r))
     };
     // Stages as src/api/objects.rs sorts them (unit-tested there): every resource and page
     // in place before a list that links to it starts.
@@ -254,6 +254,11 @@ fn uploads_go_before_the_lists_before_the_manifest_before_the_deletes() {
     let manifest_after_files = events[last_file_done..].iter().position(|e| !e.0 && manifest_put(e));
     let manifest_after_files = last_file_done + manifest_after_files.expect("a manifest after the uploads");
     assert!(manifest_after_files < first_delete, "deletes before the manifest");
+    // The manifest's shards after every file, before the root (issue 27).
+    let shard_put = |e: &(bool, String, String)| e.1 == "PUT" && rel(&e.2).is_some_and(|r| r.starts_with("_manifest/"));
+    let first_shard = index(&|e| !e.0 && shard_put(e), false);
+    let last_shard_done = index(&|e| e.0 && shard_put(e), true);
+    assert!(last_file_done < first_shard && last_shard_done < manifest_after_files, "shards between files and root");
     let final_manifest = index(&|e| !e.0 && manifest_put(e), true);
     assert!(final_manifest > last_delete_done, "the final manifest before the deletes finished");
     // The new index with the files (before the manifest); its pointer once the manifest is
@@ -293,9 +298,13 @@ fn dry_run_and_a_refused_max_deletes_change_nothing() {
     let (changed, gone) = diff(&site_files_of(&before), &site.files());
 
     let dry = ok(&publish(&site.public, &to, &env, &["--dry-run"]));
-    assert_eq!((n(&dry, "uploaded") as usize, n(&dry, "deleted") as usize), (changed, gone));
+    assert_eq!((n(&dry, "uploaded") as usize, n(&dry, "deleted") as usize), (changed, gone), "shards included");
     assert_eq!(s3.objects(&bucket, ""), before);
 
+    // The manifest's old shard is no object of the site: --max-deletes does not count it.
+    let shards_gone =
+        before.keys().filter(|rel| rel.starts_with("_manifest/") && !site.files().contains_key(*rel)).count();
+    let gone = gone - shards_gone;
     let refused = publish(&site.public, &to, &env, &["--max-deletes", &(gone - 1).to_string()]);
     assert_eq!(refused.status.code(), Some(1));
     let value = summary(&refused);
@@ -484,4 +493,108 @@ fn a_publish_over_https_trusts_the_ca_given_by_ssl_cert_file() {
     assert_exact(&s3.objects(&bucket, ""), &site);
     let second = ok(&publish(&site.public, &format!("s3://{bucket}"), &env, &[]));
     assert_eq!(n(&second, "uploaded"), 0);
+}
+
+/// Issue 27: a publish after one service changed uploads exactly the objects whose bytes
+/// changed (by the two builds' manifests), reads and writes only the manifest's shards that
+/// changed, lists nothing; a publish with nothing to do reads the root manifest alone. The
+/// bytes are counted at the proxy.
+#[test]
+fn one_changed_service_moves_its_objects_and_only_the_shards_that_changed() {
+    use svcdir::write::{Manifest, ManifestRoot, is_manifest_path};
+    let Some(s3) = S3Server::shared() else { return };
+    let bucket = s3.bucket("sharded");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("input");
+    // Enough files for 16 shards, so that one service's files leave some untouched.
+    svcdir::sample::generate(&svcdir::sample::SampleConfig { services: 400, seed: 3, out: input.clone() })
+        .expect("sample");
+    let public = dir.path().join("public");
+    let build = || {
+        let output = Command::new(env!("CARGO_BIN_EXE_svcdir"))
+            .args(["build", "--quiet", "--base-url", "https://api.example.org", "--input"])
+            .arg(&input)
+            .arg("--output")
+            .arg(&public)
+            .arg("--index")
+            .arg(dir.path().join("search.idx"))
+            .env_remove("SVCDIR_BASE_URL")
+            .output()
+            .expect("svcdir build runs");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        (ManifestRoot::read(&public).expect("root"), Manifest::read(&public).expect("manifest"))
+    };
+    let (old_root, old) = build();
+    assert!(old_root.shards.len() >= 16, "{} shards", old_root.shards.len());
+    let proxy = Proxy::start(s3.port, 0, Duration::ZERO);
+    let env = S3Server::env_for(&proxy.endpoint());
+    let to = format!("s3://{bucket}/site");
+    ok(&publish(&public, &to, &env, &[]));
+
+    // Nothing to do: one request, the root manifest, and no more bytes than it holds.
+    let transfers = || std::mem::take(&mut *proxy.counts.transfers.lock().unwrap());
+    transfers();
+    let noop = ok(&publish(&public, &to, &env, &[]));
+    assert_eq!(n(&noop, "uploaded"), 0);
+    let moved = transfers();
+    let root_bytes = std::fs::read(public.join("_manifest.json")).expect("root").len() as u64;
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    assert_eq!((moved[0].method.as_str(), moved[0].sent, moved[0].received), ("GET", 0, root_bytes));
+
+    // One service's description changes.
+    let services = input.join("services.jsonl");
+    let text = std::fs::read_to_string(&services).expect("services");
+    let line = text.lines().find(|l| !l.contains("\"published\":false")).expect("a published service");
+    let mut record: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).expect("record");
+    record.insert("description".into(), "Changed by the publish test.".into());
+    std::fs::write(&services, text.replacen(line, &serde_json::to_string(&record).expect("json"), 1)).expect("write");
+    let (new_root, new) = build();
+    let changed: std::collections::BTreeSet<&String> =
+        new.files.iter().filter(|(rel, entry)| old.files.get(*rel) != Some(entry)).map(|(rel, _)| rel).collect();
+    assert!(!changed.is_empty() && changed.len() < 100, "{changed:?}");
+    let changed_shards: Vec<&String> =
+        old_root.shards.iter().filter(|(p, h)| new_root.shards.get(*p) != Some(*h)).map(|(_, h)| h).collect();
+    // At this size one service's files touch most of the 16 shards; at 100,000 services a
+    // few of 4,096 (`make bench-build` prints the figures).
+    assert!(!changed_shards.is_empty());
+
+    ok(&publish(&public, &to, &env, &[]));
+    let moved = transfers();
+    let prefix = format!("/{bucket}/site/");
+    let rel = |t: &proxy::Transfer| t.target.strip_prefix(&prefix).map(|r| r.split('?').next().unwrap_or(r).to_owned());
+    let uploaded: std::collections::BTreeSet<String> =
+        moved.iter().filter(|t| t.method == "PUT").filter_map(&rel).filter(|r| !is_manifest_path(r)).collect();
+    assert_eq!(uploaded.iter().collect::<std::collections::BTreeSet<_>>(), changed, "exactly the changed objects");
+    assert!(!moved.iter().any(|t| t.target.contains("list-type")), "nothing listed: {moved:?}");
+    let shard_reads: std::collections::BTreeSet<String> =
+        moved.iter().filter(|t| t.method == "GET").filter_map(&rel).filter(|r| r.starts_with("_manifest/")).collect();
+    let want: std::collections::BTreeSet<String> =
+        changed_shards.iter().map(|h| svcdir::write::shard_path(h)).collect();
+    assert_eq!(shard_reads, want, "only the shards that changed are read");
+    // Everything but the objects' own bytes: the manifest's reads and writes, the deletes.
+    let other: u64 = moved
+        .iter()
+        .map(|t| {
+            if t.method == "PUT" && rel(t).is_some_and(|r| !is_manifest_path(&r)) {
+                t.received
+            } else {
+                t.sent + t.received
+            }
+        })
+        .sum();
+    let size = |h: &String| std::fs::metadata(public.join(svcdir::write::shard_path(h))).expect("shard").len();
+    let new_shards: u64 =
+        new_root.shards.iter().filter(|(p, h)| old_root.shards.get(*p) != Some(*h)).map(|(_, h)| size(h)).sum();
+    // The root read, marked and written twice; the old changed shards read (about the size
+    // of the new ones), the new ones written; a kilobyte per request for the rest.
+    let bound = 4 * root_bytes + 2 * new_shards + 1024 * moved.len() as u64;
+    assert!(other <= bound, "{other} bytes beside the objects, more than {bound}");
+    let objects = s3.objects(&bucket, "site");
+    let on_disk: std::collections::BTreeSet<String> = walkdir::WalkDir::new(public.canonicalize().expect("public"))
+        .into_iter()
+        .map(|e| e.expect("walk"))
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.path().strip_prefix(public.canonicalize().unwrap()).unwrap().to_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(objects.keys().cloned().collect::<std::collections::BTreeSet<_>>(), on_disk, "old shards deleted");
 }

@@ -26,6 +26,22 @@ pub struct Counts {
     /// The requests passed on, in the order they started and finished: (finished?, method,
     /// path and query).
     pub events: std::sync::Mutex<Vec<(bool, String, String)>>,
+    /// Every request passed on and answered: method, path and query, bytes of the request's
+    /// body and of the answer's (what a publish moves, counted).
+    pub transfers: std::sync::Mutex<Vec<Transfer>>,
+}
+
+/// One request passed on and answered, with the bytes of both bodies.
+#[derive(Debug, Clone)]
+pub struct Transfer {
+    /// The method.
+    pub method: String,
+    /// The path and query.
+    pub target: String,
+    /// Bytes of the request's body.
+    pub sent: u64,
+    /// Bytes of the answer's body.
+    pub received: u64,
 }
 
 impl Counts {
@@ -126,12 +142,20 @@ async fn handle(
     for (name, value) in &parts.headers {
         forward = forward.header(name, value);
     }
+    let sent = body.len();
     let response =
         sender.send_request(forward.body(Full::new(body)).expect("request")).await.expect("upstream answers");
     let (mut head, body) = response.into_parts();
     head.headers.remove(hyper::header::TRANSFER_ENCODING);
     head.headers.remove(hyper::header::CONNECTION);
-    let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let answer = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     counts.event(true, &parts.method, &parts.uri);
+    counts.transfers.lock().unwrap_or_else(|p| p.into_inner()).push(Transfer {
+        method: parts.method.to_string(),
+        target: parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_owned(), |pq| pq.as_str().to_owned()),
+        sent: sent as u64,
+        received: answer.len() as u64,
+    });
+    let body = answer;
     Ok(Response::from_parts(head, Full::new(body)))
 }
