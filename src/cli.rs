@@ -333,6 +333,10 @@ pub struct NginxConfigArgs {
     /// Write `daemon off;` into the configuration (nginx stays in the foreground).
     #[arg(long)]
     pub daemon_off: bool,
+    /// Disk nginx may use for its cache of search answers, in MB; 0 turns the cache off.
+    /// Each answer is kept for the max-age of its Cache-Control.
+    #[arg(long, value_name = "MB", default_value_t = crate::nginx::SEARCH_CACHE_MB)]
+    pub search_cache_mb: u32,
 }
 
 /// Options of `svcdir serve`.

@@ -237,13 +237,14 @@ fn schema(args: SchemaArgs) -> ExitCode {
 }
 
 fn nginx_config(args: NginxConfigArgs) -> ExitCode {
-    let cfg = match svcdir::nginx::NginxConfig::new(&args.public, &args.listen, &args.search, args.daemon_off) {
+    let mut cfg = match svcdir::nginx::NginxConfig::new(&args.public, &args.listen, &args.search, args.daemon_off) {
         Ok(cfg) => cfg,
         Err(err) => {
             eprintln!("error: {err}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    cfg.search_cache_mb = args.search_cache_mb;
     if !cfg.looks_built() {
         eprintln!(
             "warning: {} holds no build yet; run `svcdir build --output {}` before starting nginx",
