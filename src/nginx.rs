@@ -293,7 +293,7 @@ mod tests {
         assert!(text.contains(&format!("proxy_cache_valid 200 400 404 {max_age}s;")), "{text}");
         assert!(text.contains("max_size=256m"));
         assert_eq!(text.matches("proxy_cache svcdir_search;").count(), 4, "each search path");
-        assert!(text.contains(r#"proxy_cache_key "$svcdir_format $uri?$args";"#));
+        assert!(text.contains(r#"proxy_cache_key "$uri?$args $http_accept";"#));
         let off = NginxConfig { search_cache_mb: 0, ..config() }.render().unwrap();
         assert!(!off.contains("proxy_cache"), "0 MB turns the cache off");
     }
