@@ -171,6 +171,22 @@ impl Nginx {
         Nginx::start_with(binary, body, true)
     }
 
+    /// nginx with the configuration `svcdir nginx-config` generates (search cache on, access
+    /// log on, as generated), proxying the search to `search` (`HOST:PORT`); its build
+    /// folder is empty, as only the search paths are asked.
+    pub fn start_generated(binary: &Path, search: &str) -> Nginx {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let public = dir.path().join("public");
+        std::fs::create_dir_all(&public).expect("public");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+        let address = format!("127.0.0.1:{port}");
+        let conf = svcdir::nginx::NginxConfig::new(&public, &address, &[search.to_owned()], true)
+            .and_then(|c| c.render())
+            .expect("nginx.conf generated");
+        std::fs::write(dir.path().join("nginx.conf"), conf).expect("nginx.conf");
+        Nginx::spawn(binary, dir, address)
+    }
+
     /// [`Nginx::start`], with the access log on (to a file) or off (`access_log off`: the
     /// HTTP ceiling of issue 24's ratio).
     pub fn start_with(binary: &Path, body: &[u8], access_log: bool) -> Nginx {
@@ -192,6 +208,11 @@ impl Nginx {
             root = root.display()
         );
         std::fs::write(dir.path().join("nginx.conf"), conf).expect("nginx.conf");
+        Nginx::spawn(binary, dir, address)
+    }
+
+    /// Runs nginx on `dir/nginx.conf` with `dir` as its prefix, and waits until it listens.
+    fn spawn(binary: &Path, dir: tempfile::TempDir, address: String) -> Nginx {
         let child = Command::new(binary)
             .args(["-p", &dir.path().display().to_string(), "-c", &dir.path().join("nginx.conf").display().to_string()])
             .stdin(Stdio::null())
