@@ -340,7 +340,12 @@ fn bench(size: usize, seconds: u64, out: &Path, wrk_binary: &Path) -> Row {
         .unwrap_or_else(|| "?".into());
     // The latency probe (the in-process client), which also gives the mean size of a 2xx
     // answer for nginx's file.
-    let (probe, _) = drive(&server.address, queries.clone(), Duration::ZERO, Duration::from_secs(2).min(Duration::from_secs(seconds)));
+    let (probe, _) = drive(
+        &server.address,
+        queries.clone(),
+        Duration::ZERO,
+        Duration::from_secs(2).min(Duration::from_secs(seconds)),
+    );
     check(&probe, &format!("{size} services, latency probe"), &mut problems);
     let answer_bytes = probe.ok_bytes as f64 / probe.statuses[2].max(1) as f64;
     // 2. The same without the access log: what the log costs.
@@ -547,11 +552,15 @@ fn main() {
         seconds as f64 / f64::from(ROUNDS)
     );
     println!("{table}");
-    println!("The ratio: svcdir-search (access log on) against nginx (`access_log off`) serving a file of the mean answer's size\n");
+    println!(
+        "The ratio: svcdir-search (access log on) against nginx (`access_log off`) serving a file of the mean answer's size\n"
+    );
     println!("{versus}");
     println!("Both access logs on\n");
     println!("{logs}");
-    println!("The search through the generated nginx configuration, its cache on: the query file once, then measured\n");
+    println!(
+        "The search through the generated nginx configuration, its cache on: the query file once, then measured\n"
+    );
     println!("{cache}");
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load average at the end: {}", load.split_whitespace().take(3).collect::<Vec<_>>().join(" "));

@@ -348,10 +348,9 @@ pub fn wrk(binary: &Path, script: &Path, address: &str, queries: &Path, duration
         .output()
         .map_err(|e| format!("wrk did not run: {e}"))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("svcdir-wrk "))
-        .ok_or_else(|| format!("wrk printed no figures ({}): {stdout} {}", output.status, String::from_utf8_lossy(&output.stderr)))?;
+    let line = stdout.lines().find_map(|l| l.strip_prefix("svcdir-wrk ")).ok_or_else(|| {
+        format!("wrk printed no figures ({}): {stdout} {}", output.status, String::from_utf8_lossy(&output.stderr))
+    })?;
     let field = |name: &str| -> Result<u64, String> {
         line.split_whitespace()
             .find_map(|kv| kv.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
