@@ -99,6 +99,10 @@ pub struct CloudflareArgs {
     /// Address `workerd serve DIR/workerd.capnp` listens on.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8787")]
     pub listen: String,
+    /// An HTTP service holding workerd's Cache API (workerd.capnp's `cacheApiOutbound`), so
+    /// that the Worker's cache of search answers works in workerd too.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub cache_service: Option<String>,
 }
 
 /// Options of `svcdir publish`.

@@ -374,7 +374,12 @@ fn publish(args: PublishArgs) -> ExitCode {
 // ---- svcdir cdn-config cloudflare ----
 
 fn cdn_config_cloudflare(args: svcdir::cli::CloudflareArgs) -> ExitCode {
-    let cfg = match svcdir::edge::WorkerConfig::new(&args.static_origin, &args.search_origin, &args.listen) {
+    let cfg = svcdir::edge::WorkerConfig::new(&args.static_origin, &args.search_origin, &args.listen);
+    let cfg = match args.cache_service.as_deref() {
+        Some(address) => cfg.and_then(|c| c.with_cache_service(address)),
+        None => cfg,
+    };
+    let cfg = match cfg {
         Ok(cfg) => cfg,
         Err(err) => {
             eprintln!("error: {err}");
