@@ -99,6 +99,10 @@ pub struct CloudflareArgs {
     /// Address `workerd serve DIR/workerd.capnp` listens on.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8787")]
     pub listen: String,
+    /// An HTTP service holding workerd's Cache API (workerd.capnp's `cacheApiOutbound`), so
+    /// that the Worker's cache of search answers works in workerd too.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub cache_service: Option<String>,
 }
 
 /// Options of `svcdir publish`.
@@ -333,6 +337,10 @@ pub struct NginxConfigArgs {
     /// Write `daemon off;` into the configuration (nginx stays in the foreground).
     #[arg(long)]
     pub daemon_off: bool,
+    /// Disk nginx may use for its cache of search answers, in MB; 0 turns the cache off.
+    /// Each answer is kept for the max-age of its Cache-Control.
+    #[arg(long, value_name = "MB", default_value_t = crate::nginx::SEARCH_CACHE_MB)]
+    pub search_cache_mb: u32,
 }
 
 /// Options of `svcdir serve`.

@@ -56,6 +56,10 @@ pub struct WorkerConfig {
     pub search_origin: String,
     /// Where `workerd serve` listens.
     pub listen: String,
+    /// `HOST:PORT` of the HTTP service that holds workerd's Cache API (its
+    /// `cacheApiOutbound`); without one the Worker's cache of search answers is a no-op in
+    /// workerd (on Cloudflare the platform's cache serves).
+    pub cache_service: Option<String>,
 }
 
 /// Compatibility date of the Worker: the Workers runtime behaviour it was written for.
@@ -84,7 +88,20 @@ impl WorkerConfig {
             static_origin: origin("--static-origin", static_origin)?,
             search_origin: origin("--search-origin", search_origin)?,
             listen: listen.to_owned(),
+            cache_service: None,
         })
+    }
+
+    /// With the Cache API of workerd served by `address` (`HOST:PORT`, checked as `listen`).
+    pub fn with_cache_service(mut self, address: &str) -> Result<WorkerConfig, EdgeError> {
+        let ok = address.rsplit_once(':').is_some_and(|(host, port)| {
+            !host.is_empty() && !host.contains(['"', ' ']) && port.parse::<u16>().is_ok_and(|p| p > 0)
+        });
+        if !ok {
+            return Err(EdgeError::BadListen(address.to_owned()));
+        }
+        self.cache_service = Some(address.to_owned());
+        Ok(self)
     }
 
     /// `worker.js`.
@@ -172,6 +189,7 @@ impl WorkerConfig {
              \x20   (name = \"svcdir-api\", worker = .worker),\n\
              \x20   # Outbound requests (the two origins): public, private and local addresses.\n\
              \x20   (name = \"origins\", network = (allow = [\"public\", \"private\", \"local\"])),\n\
+             {cache_service}\
              \x20 ],\n\
              \x20 sockets = [(name = \"http\", address = {listen}, http = (), service = \"svcdir-api\")],\n\
              );\n\
@@ -184,10 +202,18 @@ impl WorkerConfig {
              \x20   (name = \"SEARCH_ORIGIN\", text = {search_origin}),\n\
              \x20 ],\n\
              \x20 globalOutbound = \"origins\",\n\
+             {cache_outbound}\
              );\n",
             listen = quote(&self.listen),
             static_origin = quote(&self.static_origin),
             search_origin = quote(&self.search_origin),
+            // The Cache API's requests (match GET, put PUT, delete PURGE) go to this service.
+            cache_service = self.cache_service.as_deref().map_or(String::new(), |a| format!(
+                "    # The Cache API's store (issue 24): caches.default's requests go here.\n    \
+                 (name = \"search-cache\", external = (address = {}, http = ())),\n",
+                quote(a)
+            )),
+            cache_outbound = if self.cache_service.is_some() { "  cacheApiOutbound = \"search-cache\",\n" } else { "" },
         )
     }
 
@@ -207,6 +233,17 @@ impl WorkerConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workerd_gets_a_cache_service_only_when_given_one() {
+        let cfg = WorkerConfig::new("http://127.0.0.1:9000/b", "http://127.0.0.1:8081", "127.0.0.1:8787").unwrap();
+        assert!(!cfg.workerd_capnp().contains("cacheApiOutbound"));
+        let cached = cfg.with_cache_service("127.0.0.1:9100").unwrap().workerd_capnp();
+        assert!(cached.contains(r#"(name = "search-cache", external = (address = "127.0.0.1:9100", http = ())),"#));
+        assert!(cached.contains(r#"cacheApiOutbound = "search-cache","#), "{cached}");
+        let cfg = WorkerConfig::new("http://127.0.0.1:9000/b", "http://127.0.0.1:8081", "127.0.0.1:8787").unwrap();
+        assert!(matches!(cfg.with_cache_service("nowhere"), Err(EdgeError::BadListen(_))));
+    }
 
     #[test]
     fn the_worker_carries_the_contract_and_no_template_syntax() {

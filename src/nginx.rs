@@ -71,6 +71,20 @@ pub struct NginxConfig {
     pub search: Vec<String>,
     /// Whether to write `daemon off;` (else the caller may pass `-g 'daemon off;'`).
     pub daemon_off: bool,
+    /// Disk the cache of search answers may use, in MB; 0 turns the cache off (issue 24).
+    pub search_cache_mb: u32,
+}
+
+/// The default of [`NginxConfig::search_cache_mb`].
+pub const SEARCH_CACHE_MB: u32 = 256;
+
+/// The `max-age` of a `Cache-Control` value, in seconds (0 when it has none).
+pub fn max_age(cache_control: &str) -> u64 {
+    cache_control
+        .split(',')
+        .find_map(|d| d.trim().strip_prefix("max-age="))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 impl NginxConfig {
@@ -88,7 +102,13 @@ impl NginxConfig {
             return Err(NginxError::NoSearch);
         }
         let search = search.iter().map(|s| check_address("--search", s)).collect::<Result<Vec<_>, _>>()?;
-        Ok(NginxConfig { public, listen: check_address("--listen", listen)?, search, daemon_off })
+        Ok(NginxConfig {
+            public,
+            listen: check_address("--listen", listen)?,
+            search,
+            daemon_off,
+            search_cache_mb: SEARCH_CACHE_MB,
+        })
     }
 
     /// Whether `public` holds a build (its 404 page); the configuration works without, but
@@ -152,6 +172,9 @@ impl NginxConfig {
             header_timeout => crate::server::Limits::default().header_timeout.as_secs(),
             cache_static => quote(headers::CACHE_STATIC),
             cache_search => quote(headers::CACHE_SEARCH),
+            search_cache_mb => self.search_cache_mb,
+            // The search's 200s and its errors are cached alike: one max-age for both.
+            search_max_age => max_age(headers::CACHE_SEARCH).min(max_age(headers::CACHE_ERROR)),
             cache_error => quote(headers::CACHE_ERROR),
             cache_none => quote(headers::CACHE_NONE),
             cors_methods => quote(headers::CORS_ALLOW_METHODS),
@@ -260,6 +283,19 @@ mod tests {
             false,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn search_answers_are_cached_for_their_max_age_by_default() {
+        let text = config().render().unwrap();
+        let max_age = max_age(headers::CACHE_SEARCH);
+        assert_eq!(max_age, 60);
+        assert!(text.contains(&format!("proxy_cache_valid 200 400 404 {max_age}s;")), "{text}");
+        assert!(text.contains("max_size=256m"));
+        assert_eq!(text.matches("proxy_cache svcdir_search;").count(), 4, "each search path");
+        assert!(text.contains(r#"proxy_cache_key "$uri?$args $http_accept";"#));
+        let off = NginxConfig { search_cache_mb: 0, ..config() }.render().unwrap();
+        assert!(!off.contains("proxy_cache"), "0 MB turns the cache off");
     }
 
     #[test]

@@ -168,6 +168,28 @@ impl Nginx {
     /// Serves `/answer.json` (`body`) on a free loopback port with one worker per core and
     /// an access log written to a file, as a deployment would.
     pub fn start(binary: &Path, body: &[u8]) -> Nginx {
+        Nginx::start_with(binary, body, true)
+    }
+
+    /// nginx with the configuration `svcdir nginx-config` generates (search cache on, access
+    /// log on, as generated), proxying the search to `search` (`HOST:PORT`); its build
+    /// folder is empty, as only the search paths are asked.
+    pub fn start_generated(binary: &Path, search: &str) -> Nginx {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let public = dir.path().join("public");
+        std::fs::create_dir_all(&public).expect("public");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
+        let address = format!("127.0.0.1:{port}");
+        let conf = svcdir::nginx::NginxConfig::new(&public, &address, &[search.to_owned()], true)
+            .and_then(|c| c.render())
+            .expect("nginx.conf generated");
+        std::fs::write(dir.path().join("nginx.conf"), conf).expect("nginx.conf");
+        Nginx::spawn(binary, dir, address)
+    }
+
+    /// [`Nginx::start`], with the access log on (to a file) or off (`access_log off`: the
+    /// HTTP ceiling of issue 24's ratio).
+    pub fn start_with(binary: &Path, body: &[u8], access_log: bool) -> Nginx {
         let dir = tempfile::tempdir().expect("temp dir");
         let root = dir.path().join("root");
         std::fs::create_dir_all(&root).expect("root");
@@ -175,16 +197,22 @@ impl Nginx {
         let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
         let address = format!("127.0.0.1:{port}");
         let p = dir.path().display();
+        let log = if access_log { format!("{p}/access.log") } else { "off".to_owned() };
         let conf = format!(
             "daemon off;\nworker_processes auto;\npid {p}/nginx.pid;\nerror_log {p}/error.log;\n\
              events {{ worker_connections 1024; }}\n\
-             http {{\n  access_log {p}/access.log;\n  client_body_temp_path {p}/tmp;\n  proxy_temp_path {p}/tmp;\n  \
+             http {{\n  access_log {log};\n  client_body_temp_path {p}/tmp;\n  proxy_temp_path {p}/tmp;\n  \
              fastcgi_temp_path {p}/tmp;\n  uwsgi_temp_path {p}/tmp;\n  scgi_temp_path {p}/tmp;\n  \
              keepalive_requests 1000000;\n  types {{ application/json json; }}\n  \
              server {{ listen {address}; root {root}; }}\n}}\n",
             root = root.display()
         );
         std::fs::write(dir.path().join("nginx.conf"), conf).expect("nginx.conf");
+        Nginx::spawn(binary, dir, address)
+    }
+
+    /// Runs nginx on `dir/nginx.conf` with `dir` as its prefix, and waits until it listens.
+    fn spawn(binary: &Path, dir: tempfile::TempDir, address: String) -> Nginx {
         let child = Command::new(binary)
             .args(["-p", &dir.path().display().to_string(), "-c", &dir.path().join("nginx.conf").display().to_string()])
             .stdin(Stdio::null())
@@ -261,4 +289,84 @@ pub fn percentile(sorted: &[u32], p: f64) -> f64 {
     }
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
     sorted[rank.clamp(1, sorted.len()) - 1] as f64 / 1000.0
+}
+
+/// The figures of one `wrk` run, from the line `rotate.lua`'s `done` prints.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct WrkRun {
+    pub requests: u64,
+    pub seconds: f64,
+    pub bytes: u64,
+    /// Answers with a status of 400 or more (wrk's "Non-2xx or 3xx responses").
+    pub non2xx: u64,
+    /// Socket errors: connect, read, write and timeout together.
+    pub socket_errors: u64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl WrkRun {
+    pub fn rps(&self) -> f64 {
+        self.requests as f64 / self.seconds
+    }
+
+    /// Share of the answers that were not 2xx or 3xx, in per cent.
+    pub fn non2xx_percent(&self) -> f64 {
+        100.0 * self.non2xx as f64 / self.requests.max(1) as f64
+    }
+}
+
+/// Where `wrk` is: `SVCDIR_WRK`, else `wrk` on the PATH; `None` (with how to install it)
+/// when absent.
+pub fn wrk_binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("SVCDIR_WRK") {
+        return Some(PathBuf::from(path));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join("wrk")).find(|p| p.is_file())
+}
+
+/// The Lua script every wrk run uses (written beside the query files).
+pub const ROTATE_LUA: &str = include_str!("rotate.lua");
+
+/// Runs `wrk -t THREADS -c CONNECTIONS --latency` for `duration` against `address`, its
+/// requests rotating through the lines of `queries` (`script`: [`ROTATE_LUA`] on disk).
+pub fn wrk(binary: &Path, script: &Path, address: &str, queries: &Path, duration: Duration) -> Result<WrkRun, String> {
+    let output = Command::new(binary)
+        .args(["-t", &CLIENT_THREADS.to_string(), "-c", &CONNECTIONS.to_string(), "--latency", "--timeout", "5s"])
+        .arg("-d")
+        // wrk takes whole seconds (its time units are s, m and h).
+        .arg(format!("{}s", duration.as_secs().max(1)))
+        .arg("-s")
+        .arg(script)
+        .arg(format!("http://{address}"))
+        .arg("--")
+        .arg(queries)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("wrk did not run: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().find_map(|l| l.strip_prefix("svcdir-wrk ")).ok_or_else(|| {
+        format!("wrk printed no figures ({}): {stdout} {}", output.status, String::from_utf8_lossy(&output.stderr))
+    })?;
+    let field = |name: &str| -> Result<u64, String> {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("wrk figure {name} missing in {line:?}"))
+    };
+    let ms = |name: &str| field(name).map(|us| us as f64 / 1000.0);
+    Ok(WrkRun {
+        requests: field("requests")?,
+        seconds: field("duration_us")? as f64 / 1e6,
+        bytes: field("bytes")?,
+        non2xx: field("non2xx")?,
+        socket_errors: field("connect")? + field("read")? + field("write")? + field("timeout")?,
+        p50_ms: ms("p50_us")?,
+        p90_ms: ms("p90_us")?,
+        p99_ms: ms("p99_us")?,
+        max_ms: ms("max_us")?,
+    })
 }

@@ -237,13 +237,14 @@ fn schema(args: SchemaArgs) -> ExitCode {
 }
 
 fn nginx_config(args: NginxConfigArgs) -> ExitCode {
-    let cfg = match svcdir::nginx::NginxConfig::new(&args.public, &args.listen, &args.search, args.daemon_off) {
+    let mut cfg = match svcdir::nginx::NginxConfig::new(&args.public, &args.listen, &args.search, args.daemon_off) {
         Ok(cfg) => cfg,
         Err(err) => {
             eprintln!("error: {err}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    cfg.search_cache_mb = args.search_cache_mb;
     if !cfg.looks_built() {
         eprintln!(
             "warning: {} holds no build yet; run `svcdir build --output {}` before starting nginx",
@@ -373,7 +374,12 @@ fn publish(args: PublishArgs) -> ExitCode {
 // ---- svcdir cdn-config cloudflare ----
 
 fn cdn_config_cloudflare(args: svcdir::cli::CloudflareArgs) -> ExitCode {
-    let cfg = match svcdir::edge::WorkerConfig::new(&args.static_origin, &args.search_origin, &args.listen) {
+    let cfg = svcdir::edge::WorkerConfig::new(&args.static_origin, &args.search_origin, &args.listen);
+    let cfg = match args.cache_service.as_deref() {
+        Some(address) => cfg.and_then(|c| c.with_cache_service(address)),
+        None => cfg,
+    };
+    let cfg = match cfg {
         Ok(cfg) => cfg,
         Err(err) => {
             eprintln!("error: {err}");

@@ -447,6 +447,47 @@ pub fn search_drops_stop_words(d: &Deployment) {
     assert_eq!(stop.json()["count"], all["count"]);
 }
 
+/// Search answers cached where files are (issue 24): a repeated search is answered from the
+/// cache (nginx's `proxy_cache`, the Worker's Cache API) with the bytes svcdir-search sends
+/// itself, and JSON and HTML of one query, negotiated by `Accept` or `format`, never mix.
+pub fn search_answers_are_cached_as_sent_and_formats_kept_apart(d: &Deployment) {
+    // A query no other case asks, so that its first answer is a miss.
+    let target = "/api/v4/services/?postcode=G2+1AL&radius=4321&page_size=3";
+    let html = [("accept", "text/html")];
+    let json = [("accept", "application/json")];
+    let mut answers = Vec::new();
+    for (n, headers) in [&html[..], &json[..], &html[..], &[][..], &json[..]].into_iter().enumerate() {
+        let r = d.send("GET", target, headers);
+        assert_eq!(r.status, 200, "{}", r.text());
+        let cache = r.header("x-cache-status").map(str::to_owned);
+        answers.push((headers, r, cache, n));
+    }
+    let is_html = |headers: &[(&str, &str)]| headers.first().is_some_and(|h| h.1 == "text/html");
+    for (headers, r, cache, n) in answers.iter() {
+        let content_type = r.header("content-type").unwrap_or_default();
+        assert_eq!(content_type.starts_with("text/html"), is_html(headers), "answer {n}: {content_type}");
+        if let Some(port) = d.search_port() {
+            // The origin's own bytes, uncached, for the same request.
+            let direct = svcdir_testkit::http::request(port, "GET", target, headers);
+            assert_eq!(r.body, direct.body, "answer {n} ({cache:?}) differs from svcdir-search's");
+            // The first answer for each Accept is a miss, every later one a hit.
+            let first = answers[..*n].iter().all(|(h, ..)| h != headers);
+            if d.kind == crate::support::Kind::Nginx {
+                assert_eq!(cache.as_deref(), Some(if first { "MISS" } else { "HIT" }), "answer {n}");
+            }
+        }
+    }
+    // `format` beats Accept, cached or not.
+    for _ in 0..2 {
+        let by_format = d.send("GET", &format!("{target}&format=json"), &html);
+        assert!(by_format.header("content-type").unwrap_or_default().starts_with("application/json"));
+        if let Some(port) = d.search_port() {
+            let direct = svcdir_testkit::http::request(port, "GET", &format!("{target}&format=json"), &html);
+            assert_eq!(by_format.body, direct.body);
+        }
+    }
+}
+
 /// Any other method: 405 with `Allow` and a JSON body, on static and search paths.
 pub fn other_methods_are_405(d: &Deployment) {
     for method in ["POST", "PUT", "DELETE", "PATCH", "TRACE", "PROPFIND"] {

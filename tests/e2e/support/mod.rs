@@ -162,6 +162,12 @@ impl Deployment {
         }
     }
 
+    /// The port of the svcdir-search behind nginx or the Worker, to ask it directly (the
+    /// uncached answer); `None` for the preview, which answers searches itself.
+    pub fn search_port(&self) -> Option<u16> {
+        self.processes.iter().find(|p| p.name == "svcdir-search").map(|p| p.port)
+    }
+
     /// The log (stdout and stderr) of the svcdir process: svcdir-search, or `svcdir serve`.
     pub fn svcdir_log(&self) -> String {
         self.processes.iter().filter(|p| p.name != "nginx").map(Process::log_text).collect()
