@@ -196,20 +196,225 @@ pub fn body_html(body: &serde_json::Value) -> String {
 
 /// [`body_html`] of JSON text, written as the text is read: the same markup, without the
 /// tree.
+///
+/// A search page's markup is most of its HTML view's cost, so the text is read by
+/// [`Markup`], a walk over the bytes that copies each plain string as it stands in the text
+/// (strings with JSON escapes and all numbers are read by serde_json); text that walk does
+/// not take is read by serde_json, which then also says what is wrong with it.
 pub fn body_html_from_json(json: &[u8]) -> Result<String, serde_json::Error> {
-    use serde::de::DeserializeSeed;
     let mut out = String::with_capacity(json.len() * 3);
-    let mut de = serde_json::Deserializer::from_slice(json);
-    MarkupSeed(&mut out).deserialize(&mut de)?;
-    de.end()?;
+    if let Ok(text) = std::str::from_utf8(json)
+        && (Markup { text, at: 0, out: &mut out }).document().is_some()
+    {
+        return Ok(out);
+    }
+    out.clear();
+    body_html_by_serde(json, &mut out)?;
     Ok(out)
+}
+
+/// [`body_html_from_json`] through serde_json's reader (with [`MarkupSeed`]).
+fn body_html_by_serde(json: &[u8], out: &mut String) -> Result<(), serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_slice(json);
+    MarkupSeed(out).deserialize(&mut de)?;
+    de.end()
+}
+
+/// Nesting at which [`Markup`] leaves the text to serde_json (which refuses deeper text).
+const MARKUP_MAX_DEPTH: usize = 100;
+
+/// The markup of JSON text, written as the text is walked ([`write_value`]'s markup, case
+/// for case). It reads the structure (brackets, commas, colons, `true`, `false`, `null`) and
+/// finds where each string and number ends; a string without escapes is the text between
+/// its quotes, any other string and every number is decoded by serde_json, so that each
+/// value is the one serde_json reads. None when the text is not JSON, or nested deeper than
+/// [`MARKUP_MAX_DEPTH`]: the caller then reads it with serde_json.
+struct Markup<'t, 'o> {
+    text: &'t str,
+    at: usize,
+    out: &'o mut String,
+}
+
+impl<'t> Markup<'t, '_> {
+    fn document(&mut self) -> Option<()> {
+        self.value(0)?;
+        self.skip_space();
+        (self.at == self.text.len()).then_some(())
+    }
+
+    fn skip_space(&mut self) {
+        let bytes = self.text.as_bytes();
+        while matches!(bytes.get(self.at), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+            self.at += 1;
+        }
+    }
+
+    /// The next byte after white space, consumed.
+    fn next_byte(&mut self) -> Option<u8> {
+        self.skip_space();
+        let byte = *self.text.as_bytes().get(self.at)?;
+        self.at += 1;
+        Some(byte)
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        if depth > MARKUP_MAX_DEPTH {
+            return None;
+        }
+        match self.next_byte()? {
+            b'{' => self.object(depth),
+            b'[' => self.array(depth),
+            b'"' => {
+                let text = self.string()?;
+                write_string(self.out, &text);
+                Some(())
+            }
+            b't' => self.literal("rue", "true"),
+            b'f' => self.literal("alse", "false"),
+            b'n' => {
+                self.expect("ull")?;
+                self.out.push_str(r#"<span class="null">null</span>"#);
+                Some(())
+            }
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn expect(&mut self, rest: &str) -> Option<()> {
+        let end = self.at + rest.len();
+        (self.text.get(self.at..end)? == rest).then(|| self.at = end)
+    }
+
+    fn literal(&mut self, rest: &str, text: &str) -> Option<()> {
+        self.expect(rest)?;
+        self.out.push_str("<code>");
+        self.out.push_str(text);
+        self.out.push_str("</code>");
+        Some(())
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        self.skip_space();
+        if self.text.as_bytes().get(self.at) == Some(&b'}') {
+            self.at += 1;
+            self.out.push_str(r#"<span class="empty">{}</span>"#);
+            return Some(());
+        }
+        self.out.push_str("<dl>");
+        loop {
+            if self.next_byte()? != b'"' {
+                return None;
+            }
+            let key = self.string()?;
+            self.out.push_str("\n<dt>");
+            push_escaped(self.out, &key);
+            if self.next_byte()? != b':' {
+                return None;
+            }
+            self.out.push_str("</dt><dd>");
+            self.value(depth + 1)?;
+            self.out.push_str("</dd>");
+            match self.next_byte()? {
+                b',' => {}
+                b'}' => break,
+                _ => return None,
+            }
+        }
+        self.out.push_str("\n</dl>");
+        Some(())
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        self.skip_space();
+        if self.text.as_bytes().get(self.at) == Some(&b']') {
+            self.at += 1;
+            self.out.push_str(r#"<span class="empty">[] (none)</span>"#);
+            return Some(());
+        }
+        self.out.push_str("<ol>");
+        loop {
+            self.out.push_str("\n<li>");
+            self.value(depth + 1)?;
+            self.out.push_str("</li>");
+            match self.next_byte()? {
+                b',' => {}
+                b']' => break,
+                _ => return None,
+            }
+        }
+        self.out.push_str("\n</ol>");
+        Some(())
+    }
+
+    /// The string whose opening quote was just read: the text itself when it has no escape
+    /// (nor a control character, which JSON does not allow in a string), else serde_json's
+    /// reading of it.
+    fn string(&mut self) -> Option<std::borrow::Cow<'t, str>> {
+        let bytes = self.text.as_bytes();
+        let start = self.at;
+        let end = start + memchr::memchr2(b'"', b'\\', &bytes[start..])?;
+        let plain = &self.text[start..end];
+        // (A fold, not `any`: it runs without a branch per byte.)
+        if bytes[end] == b'"' && !plain.bytes().fold(false, |control, b| control | (b < 0x20)) {
+            self.at = end + 1;
+            return Some(std::borrow::Cow::Borrowed(plain));
+        }
+        // The end of a string with escapes: the first quote no backslash escapes (the four
+        // hex digits of a `\u` escape are neither).
+        let mut at = end;
+        while bytes[at] == b'\\' {
+            at += 2;
+            at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        }
+        self.at = at + 1;
+        serde_json::from_str::<String>(&self.text[start - 1..=at]).ok().map(std::borrow::Cow::Owned)
+    }
+
+    fn number(&mut self) -> Option<()> {
+        let bytes = self.text.as_bytes();
+        let start = self.at - 1;
+        let mut end = self.at;
+        while matches!(bytes.get(end), Some(b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')) {
+            end += 1;
+        }
+        self.at = end;
+        // As serde_json reads it (u64, i64 or f64) and writes it back.
+        let number: serde_json::Number = serde_json::from_str(&self.text[start..end]).ok()?;
+        self.out.push_str("<code>");
+        push_escaped(self.out, &number.to_string());
+        self.out.push_str("</code>");
+        Some(())
+    }
+}
+
+/// A string's markup: a link for `http(s)` text (its escaped text written once and copied),
+/// an empty string as such, any other in a `text` span.
+fn write_string(out: &mut String, text: &str) {
+    if text.starts_with("https://") || text.starts_with("http://") {
+        out.push_str("<a href=\"");
+        let start = out.len();
+        push_escaped(out, text);
+        let end = out.len();
+        out.push_str("\">");
+        out.extend_from_within(start..end);
+        out.push_str("</a>");
+    } else if text.is_empty() {
+        out.push_str(r#"<span class="empty">""</span>"#);
+    } else {
+        out.push_str(r#"<span class="text">"#);
+        push_escaped(out, text);
+        out.push_str("</span>");
+    }
 }
 
 /// Appends `text` escaped by `v_htmlescape`; text with none of the characters it escapes
 /// (most keys and values) is copied as it is, without the formatter's cost.
 fn push_escaped(out: &mut String, text: &str) {
     use std::fmt::Write as _;
-    if !text.bytes().any(|b| matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | b'/')) {
+    // (A fold, not `any`: it runs without a branch per byte.)
+    if !text.bytes().fold(false, |any, b| any | matches!(b, b'<' | b'>' | b'&' | b'"' | b'\'' | b'/')) {
         out.push_str(text);
         return;
     }
@@ -451,5 +656,72 @@ mod tests {
         assert_eq!(body_html_from_json(&json).unwrap(), body_html(&body));
         assert!(body_html_from_json(b"{\"a\": [1,").is_err());
         assert!(body_html_from_json(b"{} x").is_err());
+    }
+
+    /// The walk gives serde_json's reading, markup for markup, on text of every shape: white
+    /// space, escapes, numbers at their limits; and leaves bad text to serde_json.
+    #[test]
+    fn the_walk_reads_as_serde_json_reads() {
+        let cases: &[&[u8]] = &[
+            b" { \"a\" : [ 1 , -0 , -0.0 , 1E2 , 1.5e-7 , 18446744073709551616 , -9223372036854775809 ] } ",
+            br#"{"t":"a\"b\\c\/d\u00e9\ud83d\ude00\n\r\t","u":"http:\/\/x","e":"","k\"":"<'&>"}"#,
+            br#"["\\","\\\"",true,false,null,{},[],[[[]]],"\u0000"]"#,
+            "\"é ü ✓\"".as_bytes(),
+            b"12",
+        ];
+        for &json in cases {
+            let mut by_serde = String::new();
+            body_html_by_serde(json, &mut by_serde).unwrap();
+            let mut walked = String::new();
+            let text = std::str::from_utf8(json).unwrap();
+            assert!((Markup { text, at: 0, out: &mut walked }).document().is_some(), "{text}");
+            assert_eq!(walked, by_serde, "{text}");
+        }
+        let bad: &[&[u8]] = &[
+            b"{\"a\" 1}", b"[1 2]", b"[1,]", b"{\"a\":1,}", br#""a\u12""#, br#""a\x""#, b"\"tab\there\"", b"01",
+            b"1-2", b"tru", b"[", b"\"", b"\"\\", b"nul", b"{\"a\":1}}", b"\xff",
+        ];
+        for &json in bad {
+            let text = String::from_utf8_lossy(json);
+            assert!(body_html_from_json(json).is_err(), "{text}");
+        }
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(body_html_from_json(deep.as_bytes()).is_err(), "serde_json's own limit");
+        let deep_ok = format!("{}{}", "[".repeat(60), "]".repeat(60));
+        let mut by_serde = String::new();
+        body_html_by_serde(deep_ok.as_bytes(), &mut by_serde).unwrap();
+        assert_eq!(body_html_from_json(deep_ok.as_bytes()).unwrap(), by_serde);
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<u64>().prop_map(serde_json::Value::from),
+            any::<f64>().prop_map(serde_json::Value::from),
+            any::<String>().prop_map(serde_json::Value::String),
+            "(https?://)?[<>&\"'/\\\u{0}-\u{1f}a-z é]{0,12}".prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec(("[a-z<&\"\\/]{0,6}", inner), 0..6)
+                    .prop_map(|entries| serde_json::Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any JSON, compact or pretty: the walk's markup is the tree's.
+        #[test]
+        fn any_json_gives_the_markup_of_its_tree(value in json_value()) {
+            let tree = body_html(&value);
+            let compact = serde_json::to_vec(&value).unwrap();
+            proptest::prop_assert_eq!(&body_html_from_json(&compact).unwrap(), &tree);
+            let pretty = serde_json::to_vec_pretty(&value).unwrap();
+            proptest::prop_assert_eq!(&body_html_from_json(&pretty).unwrap(), &tree);
+        }
     }
 }
