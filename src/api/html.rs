@@ -45,6 +45,15 @@ pub enum Body<'a> {
         /// `previous`, if any.
         previous: Option<String>,
     },
+    /// Its markup, already written ([`page_html_from_json`]), with its paging links.
+    Markup {
+        /// The markup, as a safe string (shown as it is, shared without a copy).
+        html: minijinja::Value,
+        /// `next`, if any.
+        next: Option<String>,
+        /// `previous`, if any.
+        previous: Option<String>,
+    },
 }
 
 /// What the HTML views of some responses show before the request and the response.
@@ -95,6 +104,21 @@ impl<'a> HtmlView<'a> {
         let headers = crate::api::headers::json_headers();
         let (next, previous) = links;
         let body = Body::Encoded { json, next, previous };
+        HtmlView { title: title.to_owned(), request, status, headers, body, json_url, extras: Extras::default() }
+    }
+
+    /// The view of a JSON answer whose markup is already written ([`page_html_from_json`]).
+    pub fn of_markup(
+        title: &str,
+        request: String,
+        status: u16,
+        markup: String,
+        links: (Option<String>, Option<String>),
+        json_url: String,
+    ) -> Self {
+        let headers = crate::api::headers::json_headers();
+        let (next, previous) = links;
+        let body = Body::Markup { html: minijinja::Value::from_safe_string(markup), next, previous };
         HtmlView { title: title.to_owned(), request, status, headers, body, json_url, extras: Extras::default() }
     }
 
@@ -162,9 +186,12 @@ pub fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
     let (body, previous, next) = match &view.body {
         Body::Value(value) => {
             let link = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
-            (body_html(value), link("previous"), link("next"))
+            (minijinja::Value::from_safe_string(body_html(value)), link("previous"), link("next"))
         }
-        Body::Encoded { json, next, previous } => (body_html_from_json(json)?, previous.clone(), next.clone()),
+        Body::Encoded { json, next, previous } => {
+            (minijinja::Value::from_safe_string(body_html_from_json(json)?), previous.clone(), next.clone())
+        }
+        Body::Markup { html, next, previous } => (html.clone(), previous.clone(), next.clone()),
     };
     let template =
         environment().get_template(PAGE).map_err(|source| HtmlError::Template { name: PAGE.to_owned(), source })?;
@@ -175,7 +202,7 @@ pub fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
             status => view.status,
             reason => reason(view.status),
             headers => &view.headers,
-            body_html => minijinja::Value::from_safe_string(body),
+            body_html => body,
             json_url => &view.json_url,
             previous => previous,
             next => next,
@@ -202,15 +229,35 @@ pub fn body_html(body: &serde_json::Value) -> String {
 /// (strings with JSON escapes and all numbers are read by serde_json); text that walk does
 /// not take is read by serde_json, which then also says what is wrong with it.
 pub fn body_html_from_json(json: &[u8]) -> Result<String, serde_json::Error> {
+    Ok(page_html_from_json(json)?.0)
+}
+
+/// A result of a page of results as its map reads it: its name, and the latitude and
+/// longitude of each of its locations, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageResult<'t> {
+    /// `name`.
+    pub name: std::borrow::Cow<'t, str>,
+    /// `(latitude, longitude)` of each of `locations`.
+    pub locations: Vec<(f64, f64)>,
+}
+
+/// [`body_html_from_json`] of a page of results, with what its map needs, read in the same
+/// walk: the name and locations of each result of its `data` (v4) or `results` (v3) list.
+/// None for the results when the text has no such list or a result lacks its `name` or a
+/// location its `latitude` or `longitude` as a number (the caller then reads them itself).
+pub fn page_html_from_json(json: &[u8]) -> Result<(String, Option<Vec<PageResult<'_>>>), serde_json::Error> {
     let mut out = String::with_capacity(json.len() * 3);
-    if let Ok(text) = std::str::from_utf8(json)
-        && (Markup { text, at: 0, out: &mut out }).document().is_some()
-    {
-        return Ok(out);
+    if let Ok(text) = std::str::from_utf8(json) {
+        let mut walk = Markup { text, at: 0, out: &mut out, keys: [""; 5], page: Page::default() };
+        if walk.document().is_some() {
+            let results = walk.page.results();
+            return Ok((out, results));
+        }
     }
     out.clear();
     body_html_by_serde(json, &mut out)?;
-    Ok(out)
+    Ok((out, None))
 }
 
 /// [`body_html_from_json`] through serde_json's reader (with [`MarkupSeed`]).
@@ -234,6 +281,36 @@ struct Markup<'t, 'o> {
     text: &'t str,
     at: usize,
     out: &'o mut String,
+    /// The key of the value being read in the object at each depth (the first five).
+    keys: [&'t str; 5],
+    /// What the map needs, read on the way.
+    page: Page<'t>,
+}
+
+/// The results of a page as [`Markup`] reads them: `(name, locations)` with each location's
+/// `(latitude, longitude)` as read, None where the text has none.
+#[derive(Debug, Default)]
+struct Page<'t> {
+    /// Whether a `data` or `results` list was read at the top.
+    listed: bool,
+    #[allow(clippy::type_complexity)]
+    results: Vec<(Option<std::borrow::Cow<'t, str>>, Option<Vec<(Option<f64>, Option<f64>)>>)>,
+}
+
+impl<'t> Page<'t> {
+    fn results(self) -> Option<Vec<PageResult<'t>>> {
+        if !self.listed {
+            return None;
+        }
+        self.results
+            .into_iter()
+            .map(|(name, locations)| {
+                let locations =
+                    locations?.into_iter().map(|(lat, lon)| Some((lat?, lon?))).collect::<Option<Vec<_>>>()?;
+                Some(PageResult { name: name?, locations })
+            })
+            .collect()
+    }
 }
 
 impl<'t> Markup<'t, '_> {
@@ -262,12 +339,30 @@ impl<'t> Markup<'t, '_> {
         if depth > MARKUP_MAX_DEPTH {
             return None;
         }
+        let listed = self.in_list();
+        // Each result and each of its locations starts an entry; one that is no object stays
+        // without its fields, so the page's results are then None.
+        if listed && depth == 2 {
+            self.page.results.push((None, None));
+        } else if listed && depth == 4 && self.keys[2] == "locations" {
+            self.location_list()?.push((None, None));
+        }
         match self.next_byte()? {
             b'{' => self.object(depth),
-            b'[' => self.array(depth),
+            b'[' => {
+                if depth == 1 && self.in_list() {
+                    self.page.listed = true;
+                } else if listed && depth == 3 && self.keys[2] == "locations" {
+                    self.page.results.last_mut()?.1 = Some(Vec::new());
+                }
+                self.array(depth)
+            }
             b'"' => {
                 let text = self.string()?;
                 write_string(self.out, &text);
+                if listed && depth == 3 && self.keys[2] == "name" {
+                    self.page.results.last_mut()?.0 = Some(text);
+                }
                 Some(())
             }
             b't' => self.literal("rue", "true"),
@@ -277,9 +372,35 @@ impl<'t> Markup<'t, '_> {
                 self.out.push_str(r#"<span class="null">null</span>"#);
                 Some(())
             }
-            b'-' | b'0'..=b'9' => self.number(),
+            b'-' | b'0'..=b'9' => {
+                let number = self.number()?;
+                if listed && depth == 5 && self.keys[2] == "locations" {
+                    let coordinate = match self.keys[4] {
+                        "latitude" => Some(0),
+                        "longitude" => Some(1),
+                        _ => None,
+                    };
+                    if let Some(which) = coordinate {
+                        // As serde_json reads an f64 (which is not always std's reading).
+                        let value = serde_json::from_str::<f64>(number).ok()?;
+                        let location = self.location_list()?.last_mut()?;
+                        *(if which == 0 { &mut location.0 } else { &mut location.1 }) = Some(value);
+                    }
+                }
+                Some(())
+            }
             _ => None,
         }
+    }
+
+    /// Whether the value being read is within the top's `data` or `results` list.
+    fn in_list(&self) -> bool {
+        matches!(self.keys[0], "data" | "results")
+    }
+
+    /// The locations of the result being read.
+    fn location_list(&mut self) -> Option<&mut Vec<(Option<f64>, Option<f64>)>> {
+        self.page.results.last_mut()?.1.as_mut()
     }
 
     fn expect(&mut self, rest: &str) -> Option<()> {
@@ -308,6 +429,13 @@ impl<'t> Markup<'t, '_> {
                 return None;
             }
             let key = self.string()?;
+            if let Some(slot) = self.keys.get_mut(depth) {
+                // A key with escapes is none of those the map reads.
+                *slot = match &key {
+                    std::borrow::Cow::Borrowed(key) => key,
+                    std::borrow::Cow::Owned(_) => "\\",
+                };
+            }
             self.out.push_str("\n<dt>");
             push_escaped(self.out, &key);
             if self.next_byte()? != b':' {
@@ -372,7 +500,8 @@ impl<'t> Markup<'t, '_> {
         serde_json::from_str::<String>(&self.text[start - 1..=at]).ok().map(std::borrow::Cow::Owned)
     }
 
-    fn number(&mut self) -> Option<()> {
+    /// Writes a number's markup; gives its text.
+    fn number(&mut self) -> Option<&'t str> {
         let bytes = self.text.as_bytes();
         let start = self.at - 1;
         let mut end = self.at;
@@ -380,12 +509,13 @@ impl<'t> Markup<'t, '_> {
             end += 1;
         }
         self.at = end;
+        let text = &self.text[start..end];
         // As serde_json reads it (u64, i64 or f64) and writes it back.
-        let number: serde_json::Number = serde_json::from_str(&self.text[start..end]).ok()?;
+        let number: serde_json::Number = serde_json::from_str(text).ok()?;
         self.out.push_str("<code>");
         push_escaped(self.out, &number.to_string());
         self.out.push_str("</code>");
-        Some(())
+        Some(text)
     }
 }
 
@@ -674,7 +804,8 @@ mod tests {
             body_html_by_serde(json, &mut by_serde).unwrap();
             let mut walked = String::new();
             let text = std::str::from_utf8(json).unwrap();
-            assert!((Markup { text, at: 0, out: &mut walked }).document().is_some(), "{text}");
+            let mut walk = Markup { text, at: 0, out: &mut walked, keys: [""; 5], page: Page::default() };
+            assert!(walk.document().is_some(), "{text}");
             assert_eq!(walked, by_serde, "{text}");
         }
         let bad: &[&[u8]] = &[
