@@ -225,7 +225,7 @@ pub fn body_html(body: &serde_json::Value) -> String {
 /// tree.
 ///
 /// A search page's markup is most of its HTML view's cost, so the text is read by
-/// [`Markup`], a walk over the bytes that copies each plain string as it stands in the text
+/// a walk over the bytes that copies each plain string as it stands in the text
 /// (strings with JSON escapes and all numbers are read by serde_json); text that walk does
 /// not take is read by serde_json, which then also says what is wrong with it.
 pub fn body_html_from_json(json: &[u8]) -> Result<String, serde_json::Error> {
@@ -809,8 +809,22 @@ mod tests {
             assert_eq!(walked, by_serde, "{text}");
         }
         let bad: &[&[u8]] = &[
-            b"{\"a\" 1}", b"[1 2]", b"[1,]", b"{\"a\":1,}", br#""a\u12""#, br#""a\x""#, b"\"tab\there\"", b"01",
-            b"1-2", b"tru", b"[", b"\"", b"\"\\", b"nul", b"{\"a\":1}}", b"\xff",
+            b"{\"a\" 1}",
+            b"[1 2]",
+            b"[1,]",
+            b"{\"a\":1,}",
+            br#""a\u12""#,
+            br#""a\x""#,
+            b"\"tab\there\"",
+            b"01",
+            b"1-2",
+            b"tru",
+            b"[",
+            b"\"",
+            b"\"\\",
+            b"nul",
+            b"{\"a\":1}}",
+            b"\xff",
         ];
         for &json in bad {
             let text = String::from_utf8_lossy(json);
@@ -822,6 +836,38 @@ mod tests {
         let mut by_serde = String::new();
         body_html_by_serde(deep_ok.as_bytes(), &mut by_serde).unwrap();
         assert_eq!(body_html_from_json(deep_ok.as_bytes()).unwrap(), by_serde);
+    }
+
+    /// The walk reads each result's name and locations as the map's typed records would.
+    #[test]
+    fn a_page_of_results_gives_its_names_and_locations() {
+        let page = br#"{"meta":{"x":[{"name":"no","locations":[]}]},"count":2,"data":[{"name":"A \"b\"","locations":[{"latitude":55.5,"longitude":-4.25,"name":"x"},{"longitude":-3,"latitude":56}]},{"locations":[],"name":"C","more":{"name":"D"}}]}"#;
+        let (markup, results) = page_html_from_json(page).unwrap();
+        let tree: serde_json::Value = serde_json::from_slice(page).unwrap();
+        assert_eq!(markup, body_html(&tree));
+        let expected = vec![
+            PageResult { name: "A \"b\"".into(), locations: vec![(55.5, -4.25), (56.0, -3.0)] },
+            PageResult { name: "C".into(), locations: vec![] },
+        ];
+        assert_eq!(results, Some(expected));
+        let v3 = br#"{"count":1,"next":null,"previous":null,"results":[{"name":"E","locations":[{"latitude":1e0,"longitude":2}]}]}"#;
+        let (_, results) = page_html_from_json(v3).unwrap();
+        assert_eq!(results, Some(vec![PageResult { name: "E".into(), locations: vec![(1.0, 2.0)] }]));
+        // Whatever the map's records would refuse leaves the results to the caller.
+        for page in [
+            &br#"{"data":[{"locations":[]}]}"#[..],
+            br#"{"data":[{"name":"A"}]}"#,
+            br#"{"data":[{"name":"A","locations":[{"latitude":1}]}]}"#,
+            br#"{"data":[{"name":"A","locations":[{"latitude":null,"longitude":2}]}]}"#,
+            br#"{"data":[{"name":"A","locations":[[1,2]]}]}"#,
+            br#"{"data":[["A"]]}"#,
+            br#"{"data":{"name":"A","locations":[]}}"#,
+            br#"{"count":0}"#,
+        ] {
+            let (markup, results) = page_html_from_json(page).unwrap();
+            assert_eq!(results, None, "{}", String::from_utf8_lossy(page));
+            assert_eq!(markup, body_html(&serde_json::from_slice(page).unwrap()));
+        }
     }
 
     fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
