@@ -7,6 +7,7 @@
 #   cargo build --release --bin svcdir-search
 #   bash benches/html_view/run.sh 100000   # nothing else busy on the machine
 #
+# `SVCDIR_SEARCH=path` times another build of the server (e.g. a copy of the one before a change).
 # Needs wrk (Debian's `wrk`). Traffic goes to 127.0.0.1 only; the server is stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +18,7 @@ index=target/bench-search/search-$size.idx
 queries=target/bench-search/queries-$size.txt
 [ -f "$index" ] && [ -f "$queries" ] || { echo "no $index or $queries: run the search benchmark with SVCDIR_BENCH_KEEP=1 first" >&2; exit 1; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-RUST_LOG=info,svcdir::access=off target/release/svcdir-search --index "$index" --listen "127.0.0.1:$port" 2>/dev/null &
+RUST_LOG=info,svcdir::access=off "${SVCDIR_SEARCH:-target/release/svcdir-search}" --index "$index" --listen "127.0.0.1:$port" 2>/dev/null &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
 for _ in $(seq 1 300); do

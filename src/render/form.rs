@@ -21,50 +21,59 @@ pub const TEMPLATE: &str = crate::api::html::FORM;
 
 /// The `<option>`s of the category choice: every node of the tree, depth-first, indented by
 /// its depth, escaped once.
+///
+/// All of them are written once, as one text; a form with a category chosen copies it with
+/// ` selected` put into the chosen one's tag (a search page's form cost more than its map
+/// when each option was copied on its own).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CategoryOptions {
-    /// `(slug, markup of its option)`.
-    options: Vec<(String, String)>,
+    /// Every option, each after a line break.
+    markup: String,
+    /// `(slug, where its option's tag closes in markup)`: ` selected` goes there.
+    slugs: Vec<(String, usize)>,
 }
 
 impl CategoryOptions {
     /// The options of `tree`.
     pub fn of(tree: &CategoryTree) -> CategoryOptions {
-        let options = tree
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(ix, node)| {
-                let depth = tree.ancestry(ix as crate::model::CategoryIx).count().saturating_sub(1);
-                // Em spaces: an option's text has its ASCII white space collapsed, these stay.
-                let label = format!("{}{}", "\u{2003}".repeat(2 * depth), node.name);
-                let markup = format!(
-                    "<option value=\"{}\">{}</option>",
-                    v_htmlescape::escape(&node.slug),
-                    v_htmlescape::escape(&label)
-                );
-                (node.slug.clone(), markup)
-            })
-            .collect();
-        CategoryOptions { options }
+        let mut markup = String::new();
+        let mut slugs = Vec::with_capacity(tree.nodes.len());
+        for (ix, node) in tree.nodes.iter().enumerate() {
+            let depth = tree.ancestry(ix as crate::model::CategoryIx).count().saturating_sub(1);
+            // Em spaces: an option's text has its ASCII white space collapsed, these stay.
+            let label = format!("{}{}", "\u{2003}".repeat(2 * depth), node.name);
+            markup.push('\n');
+            markup.push_str("<option value=\"");
+            markup.push_str(&v_htmlescape::escape(&node.slug).to_string());
+            markup.push('"');
+            slugs.push((node.slug.clone(), markup.len()));
+            markup.push('>');
+            markup.push_str(&v_htmlescape::escape(&label).to_string());
+            markup.push_str("</option>");
+        }
+        CategoryOptions { markup, slugs }
     }
 
     /// The options with `chosen` selected; a value that is no single slug of the tree (a
     /// list of slugs, an unknown slug) is kept as a choice of its own, so the form sends back
     /// what was asked.
     fn markup(&self, chosen: &str) -> String {
-        let mut out = String::with_capacity(64 * (self.options.len() + 2));
+        let mut out = String::with_capacity(self.markup.len() + 128);
         out.push_str("<option value=\"\">Any category</option>");
-        let known = self.options.iter().any(|(slug, _)| slug == chosen);
-        if !chosen.is_empty() && !known {
-            out.push_str(&format!("\n<option value=\"{0}\" selected>{0}</option>", v_htmlescape::escape(chosen)));
-        }
-        for (slug, markup) in &self.options {
-            out.push('\n');
-            if slug == chosen {
-                out.push_str(&markup.replacen("\">", "\" selected>", 1));
-            } else {
-                out.push_str(markup);
+        match self.slugs.iter().find(|(slug, _)| slug == chosen) {
+            Some(&(_, at)) => {
+                out.push_str(&self.markup[..at]);
+                out.push_str(" selected");
+                out.push_str(&self.markup[at..]);
+            }
+            None => {
+                if !chosen.is_empty() {
+                    out.push_str(&format!(
+                        "\n<option value=\"{0}\" selected>{0}</option>",
+                        v_htmlescape::escape(chosen)
+                    ));
+                }
+                out.push_str(&self.markup);
             }
         }
         out

@@ -216,9 +216,15 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
             let qs = target.query.encode_with("format", Some(("format", "json")));
             let json_url = format!("{}?{qs}", target.uri.path());
             let value;
+            // A page of results: its markup and what its map reads, in one walk of the text.
+            let mut results = None;
             let mut view = match &target.links {
                 Some(links) => {
-                    HtmlView::of_encoded(target.title, request, status.as_u16(), &bytes, links.clone(), json_url)
+                    let Ok((markup, read)) = crate::api::html::page_html_from_json(&bytes) else {
+                        return ApiError::Internal.into_response();
+                    };
+                    results = read;
+                    HtmlView::of_markup(target.title, request, status.as_u16(), markup, links.clone(), json_url)
                 }
                 None => {
                     let Ok(parsed) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
@@ -233,7 +239,7 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
                     crate::api::html::Body::Value(value) if status == StatusCode::BAD_REQUEST => Some(*value),
                     _ => None,
                 };
-                match search_extras(search, target.query, status, errors, &bytes) {
+                match search_extras(search, target.query, status, errors, &bytes, results) {
                     Ok(extras) => view.extras = extras,
                     Err(err) => {
                         tracing::error!(error = %err, "the search form failed; answered 500");
@@ -254,27 +260,38 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
 
 /// The form, filled in with the query (and the 400's messages, `errors`), and for a page of
 /// results the map of its located results, each at its location nearest the point searched
-/// from (read from the JSON text `json` as typed records: no tree is built).
+/// from (`results`, as the walk that wrote the markup read them, or else read from the JSON
+/// text `json` as typed records: no tree is built).
 fn search_extras(
     search: &SearchExtras<'_>,
     query: &RawQuery,
     status: StatusCode,
     errors: Option<&serde_json::Value>,
     json: &[u8],
+    results: Option<Vec<crate::api::html::PageResult<'_>>>,
 ) -> Result<Extras, crate::api::html::HtmlError> {
     let form = SearchForm { version: search.version, query, errors, categories: search.categories }.render()?;
     let map = match search.from {
         Some((from, code, radius)) if status == StatusCode::OK => {
-            let page: Located<'_> = serde_json::from_slice(json)?;
-            let markers: Vec<Marker<'_>> = page
-                .results
+            let results = match results {
+                Some(results) => results,
+                None => {
+                    let page: Located<'_> = serde_json::from_slice(json)?;
+                    let located = |r: LocatedResult<'_>| crate::api::html::PageResult {
+                        locations: r.locations.iter().map(|l| (l.latitude, l.longitude)).collect(),
+                        name: std::borrow::Cow::Owned(r.name.into_owned()),
+                    };
+                    page.results.into_iter().map(located).collect()
+                }
+            };
+            let markers: Vec<Marker<'_>> = results
                 .iter()
                 .enumerate()
                 .filter_map(|(n, result)| {
                     let nearest = result
                         .locations
                         .iter()
-                        .map(|l| Point { lat: l.latitude, lon: l.longitude })
+                        .map(|&(lat, lon)| Point { lat, lon })
                         .min_by(|a, b| from.distance_m(*a).total_cmp(&from.distance_m(*b)))?;
                     Some(Marker { number: n + 1, point: nearest, label: &result.name })
                 })

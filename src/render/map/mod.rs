@@ -164,18 +164,41 @@ fn distance_text(metres: f64) -> String {
 }
 
 /// A coordinate or length of the plane, with one decimal (a few hundredths of a pixel at
-/// the smallest extent): short, and the same bytes for the same number.
-fn num(v: f64) -> String {
-    let text = format!("{:.1}", v);
-    match text.strip_suffix(".0") {
-        Some(whole) if whole != "-0" => whole.to_owned(),
-        Some(_) => "0".to_owned(),
-        None => text,
+/// the smallest extent): short, and the same bytes for the same number. Written where it
+/// is shown, without a string of its own (a map has a few dozen).
+fn num(v: f64) -> Num {
+    Num(v)
+}
+
+/// [`num`]'s text: `{:.1}` without a trailing `.0`, and `0` for `-0`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Num(f64);
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn shown(text: &str) -> &str {
+            match text.strip_suffix(".0") {
+                Some("-0") => "0",
+                Some(whole) => whole,
+                None => text,
+            }
+        }
+        let mut buf = [0u8; 48];
+        let mut cursor = std::io::Cursor::new(&mut buf[..]);
+        if std::io::Write::write_fmt(&mut cursor, format_args!("{:.1}", self.0)).is_ok() {
+            let len = cursor.position() as usize;
+            // `{:.1}` writes ASCII only.
+            if let Ok(text) = std::str::from_utf8(&buf[..len]) {
+                return f.write_str(shown(text));
+            }
+        }
+        // Longer than the buffer: far beyond any map, written all the same.
+        f.write_str(shown(&format!("{:.1}", self.0)))
     }
 }
 
-fn escape(text: &str) -> String {
-    v_htmlescape::escape(text).to_string()
+fn escape(text: &str) -> v_htmlescape::VHtmlescape<'_> {
+    v_htmlescape::escape(text)
 }
 
 /// A box of the plane.
@@ -230,7 +253,7 @@ impl Frame {
     }
 
     /// `px` CSS pixels in units of the plane.
-    fn px(&self, px: f64) -> String {
+    fn px(&self, px: f64) -> Num {
         num(px * self.w / WIDTH_PX)
     }
 
@@ -534,9 +557,9 @@ mod tests {
 
     #[test]
     fn numbers_and_distances_are_written_alike_every_time() {
-        assert_eq!(num(-0.04), "0");
-        assert_eq!(num(12.0), "12");
-        assert_eq!(num(-3.25), "-3.2");
+        assert_eq!(num(-0.04).to_string(), "0");
+        assert_eq!(num(12.0).to_string(), "12");
+        assert_eq!(num(-3.25).to_string(), "-3.2");
         assert_eq!(distance_text(450.4), "450 m");
         assert_eq!(distance_text(2345.0), "2.3 km");
         assert_eq!(distance_text(5000.0), "5 km");
