@@ -52,10 +52,37 @@ fn expected(
     serde_json::json!({"count": count, "next": next, "previous": previous, "results": results})
 }
 
+/// Every district's and sector's point and area codes in the index are those of a scan of
+/// the postcodes (`brute::place`), and every district and sector of a postcode is there.
+fn districts_and_sectors_are_the_scans(dir: &Directory, index: &SearchIndex) {
+    let outcodes = index.outcodes();
+    let mut want: Vec<String> = dir
+        .postcodes
+        .postcodes
+        .iter()
+        .flat_map(|p| [p.code.split(' ').next().expect("district").to_owned(), p.code[..p.code.len() - 2].to_owned()])
+        .collect();
+    want.sort();
+    want.dedup();
+    assert_eq!(outcodes.len(), want.len());
+    for code in &want {
+        let got = outcodes.find_code(code).unwrap_or_else(|| panic!("{code} is in the index"));
+        let scan = crate::support::brute::place(dir, code);
+        let mut codes: Vec<String> =
+            got.areas.iter().map(|&a| index.directory().service_areas[a as usize].code.clone()).collect();
+        codes.sort();
+        // The scan's codes include those no service area has; the index leaves them out.
+        let known: Vec<String> =
+            scan.areas.into_iter().filter(|c| index.directory().service_areas.iter().any(|a| &a.code == c)).collect();
+        assert_eq!((got.point, codes), (scan.point, known), "{code}");
+    }
+}
+
 async fn compare(dir: &Directory, queries: usize, seed: u64) {
     // Through the index's file format too: what the server reads is what was written.
     let bytes = SearchIndex::build(dir, &publication()).to_bytes().expect("encodes");
     let index = SearchIndex::from_bytes(&bytes, std::path::Path::new("memory")).expect("decodes");
+    districts_and_sectors_are_the_scans(dir, &index);
     let state = std::sync::Arc::new(AppState::new(index));
     let oracle = Oracle::new(dir);
     let words = random::words_of(dir);
