@@ -98,9 +98,7 @@ pub fn classify_postcode(raw: &str) -> PostcodeQuery {
     }
     let outcode = match folded.split_once(' ') {
         None => is_outward(&folded),
-        Some((outward, digit)) => {
-            is_outward(outward) && digit.len() == 1 && digit.bytes().all(|b| b.is_ascii_digit())
-        }
+        Some((outward, digit)) => is_outward(outward) && digit.len() == 1 && digit.bytes().all(|b| b.is_ascii_digit()),
     };
     if outcode { PostcodeQuery::Outcode(folded) } else { PostcodeQuery::Postcode }
 }

@@ -74,10 +74,9 @@ pub fn parse<'d>(
             let found = match classify_postcode(raw) {
                 PostcodeQuery::Outcode(code) => index.outcodes().find_code(&code).ok_or(code),
                 // Named as the directory would store it when it has the form of one, else as given.
-                PostcodeQuery::Postcode => index
-                    .postcodes()
-                    .find(raw)
-                    .ok_or_else(|| normalise_postcode(raw).unwrap_or_else(|| raw.to_owned())),
+                PostcodeQuery::Postcode => {
+                    index.postcodes().find(raw).ok_or_else(|| normalise_postcode(raw).unwrap_or_else(|| raw.to_owned()))
+                }
             };
             found.map_err(|shown| errors.add("postcode", format!("Object with postcode={shown} does not exist."))).ok()
         }
@@ -251,7 +250,11 @@ mod tests {
             for version in [ApiVersion::V4, ApiVersion::V3] {
                 let p = parse(&RawQuery::parse(query), &d, version).expect(query);
                 // One postcode: its point and areas are the district's and the sector's.
-                assert_eq!((p.postcode.code, p.postcode.point, p.postcode.areas), (code, d.postcodes().get(0).unwrap().point, d.postcodes().get(0).unwrap().areas), "{query}");
+                assert_eq!(
+                    (p.postcode.code, p.postcode.point, p.postcode.areas),
+                    (code, d.postcodes().get(0).unwrap().point, d.postcodes().get(0).unwrap().areas),
+                    "{query}"
+                );
             }
         }
         let unknown = |shown: &str| [("postcode", vec![format!("Object with postcode={shown} does not exist.")])];
