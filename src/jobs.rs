@@ -88,6 +88,10 @@ impl Jobs<'_> {
                     path: paths::OPENREFERRAL_ZIP.to_owned(),
                     bytes: crate::downloads::openreferral_zip(dir, publication, self.oruk)?,
                 },
+                OutputFile {
+                    path: paths::LOCATIONS_GEOJSON.to_owned(),
+                    bytes: crate::downloads::locations_geojson(dir)?,
+                },
             ]),
         }
     }

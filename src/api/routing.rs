@@ -224,9 +224,11 @@ fn endpoint(path: &str) -> Endpoint {
 /// Files served as they are at their own path, whatever `format` and `Accept` say (issue
 /// 17): path under `public/`, content type, and whether gzip applies (not to the downloads,
 /// which are compressed already and are no precompressed variant of anything).
-pub const EXACT_FILES: [(&str, &str, bool); 3] = [
+pub const EXACT_FILES: [(&str, &str, bool); 4] = [
     (crate::urls::SERVICES_NDJSON_GZ, "application/gzip", false),
     (crate::urls::OPENREFERRAL_ZIP, "application/zip", false),
+    // The map file (issue 25), served as the other downloads are.
+    (crate::urls::LOCATIONS_GEOJSON, "application/geo+json", false),
     (crate::urls::CHANGES_STATE, "application/json", true),
 ];
 

@@ -817,9 +817,11 @@ pub fn open_referral_lists_and_objects_are_served(d: &Deployment) {
 /// The bulk downloads (issue 17): their bytes as they are, `application/gzip` and
 /// `application/zip`, never encoded again whatever `Accept-Encoding` says; no other name.
 pub fn downloads_are_served_as_they_are(d: &Deployment) {
-    for (path, content_type) in
-        [("downloads/services.ndjson.gz", "application/gzip"), ("downloads/openreferral-uk.zip", "application/zip")]
-    {
+    for (path, content_type) in [
+        ("downloads/services.ndjson.gz", "application/gzip"),
+        ("downloads/openreferral-uk.zip", "application/zip"),
+        ("downloads/locations.geojson", "application/geo+json"),
+    ] {
         let target = format!("/{path}");
         let r = d.send("GET", &target, &[("accept-encoding", "gzip, br"), ("accept", BROWSER)]);
         assert_eq!(r.status, 200, "{target}");

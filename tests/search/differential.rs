@@ -184,3 +184,27 @@ async fn deep_pages_of_a_large_result() {
         assert_eq!((answer.status.as_u16(), answer.json()), (404, serde_json::json!({"detail": "Invalid page."})));
     }
 }
+
+/// The district and sector table's share of the index (issue 25: under 5 MB at 100,000
+/// services). Ignored by default, as it generates a 100,000-service sample:
+/// `cargo test --release --test search -- --ignored district_table`.
+#[test]
+#[ignore]
+fn district_table_is_under_5_mb_at_100000_services() {
+    let services: usize = std::env::var("DISTRICT_TABLE_SERVICES").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
+    let input = tempfile::tempdir().expect("temp dir");
+    let cfg = svcdir::sample::SampleConfig { services, seed: 42, out: input.path().to_path_buf() };
+    svcdir::sample::generate(&cfg).expect("sample generates");
+    let dir = svcdir::validate::load_directory(input.path()).unwrap_or_else(|e| panic!("sample loads: {e:?}"));
+    let bytes = SearchIndex::build(&dir, &publication()).to_bytes().expect("encodes");
+    let index = SearchIndex::from_bytes(&bytes, std::path::Path::new("memory")).expect("decodes");
+    let table = postcard::to_allocvec(index.outcodes()).expect("encodes").len();
+    let postcodes = postcard::to_allocvec(index.postcodes()).expect("encodes").len();
+    eprintln!(
+        "{services} services, {} postcodes: {} districts and sectors, {table} bytes ({postcodes} bytes for the postcodes), index {} bytes",
+        index.postcodes().len(),
+        index.outcodes().len(),
+        bytes.len()
+    );
+    assert!(table < 5_000_000, "{table}");
+}
