@@ -171,7 +171,10 @@ fn the_tables_are_the_profiles() {
 fn precompress_leaves_the_downloads_alone() {
     let (_work, tree) = built(&["--precompress"]);
     let downloads: Vec<&String> = tree.keys().filter(|p| p.starts_with("downloads/")).collect();
-    assert_eq!(downloads, ["downloads/locations.geojson", "downloads/openreferral-uk.zip", "downloads/services.ndjson.gz"]);
+    assert_eq!(
+        downloads,
+        ["downloads/locations.geojson", "downloads/openreferral-uk.zip", "downloads/services.ndjson.gz"]
+    );
     assert!(tree.contains_key("openreferral/services/index.json.gz"), "ORUK documents are precompressed");
 }
 
