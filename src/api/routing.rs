@@ -268,8 +268,7 @@ fn open_data_endpoint(path: &str, rel: &str) -> Option<Endpoint> {
 /// keyed folders whose `services` sub-folder is paged as the import: the folder above the
 /// keys, and whether a key is one of its keys (a category's slug; a service area's code,
 /// case-sensitive, so that `s12000046` names nothing).
-pub const LISTINGS: [(&str, KeyRule); 2] =
-    [(paths::CATEGORIES_V4, is_key), (paths::SERVICE_AREAS_V4, is_area_code)];
+pub const LISTINGS: [(&str, KeyRule); 2] = [(paths::CATEGORIES_V4, is_key), (paths::SERVICE_AREAS_V4, is_area_code)];
 
 /// Whether a path segment is a key of a listing's folder.
 pub type KeyRule = fn(&str) -> bool;
