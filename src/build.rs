@@ -138,7 +138,8 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     progress(Progress::Stage("rendering"));
     let oruk = crate::openreferral::Index::new(&dir);
     let ctx = RenderContext { dir: &dir, publication: &cfg.publication, import_page_size: cfg.import_page_size };
-    let all = Jobs { ctx, oruk: &oruk };
+    let listings = crate::listings::Listings::of(&dir);
+    let all = Jobs { ctx, oruk: &oruk, listings: &listings };
     publisher.prepare()?;
     let jobs = all.all();
     progress(Progress::Jobs(jobs.len()));

@@ -1,5 +1,6 @@
 //! The bulk downloads of `public/downloads/` (issue 17): every published service in one
-//! gzipped NDJSON file, and the Open Referral UK tabular data package as a zip.
+//! gzipped NDJSON file, the Open Referral UK tabular data package as a zip, and (issue 25)
+//! the map file, every located place of a published service as GeoJSON.
 //!
 //! Both are deterministic: the gzip header carries no time or name, every zip entry the
 //! same fixed time (1980-01-01, the zip epoch) and permissions, and entries come in a fixed
@@ -13,7 +14,7 @@ use crate::openreferral::{Index, tables};
 use crate::views::Publication;
 use crate::views::v4::{ServiceContext, ServiceView};
 
-pub use crate::urls::{OPENREFERRAL_ZIP, SERVICES_NDJSON_GZ};
+pub use crate::urls::{LOCATIONS_GEOJSON, OPENREFERRAL_ZIP, SERVICES_NDJSON_GZ};
 
 /// Why a download could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +55,70 @@ pub fn services_ndjson_gz(dir: &Directory, publication: &Publication) -> Result<
         gz.write_all(b"\n").map_err(io)?;
     }
     gz.finish().map_err(io)
+}
+
+/// A feature of the map file: one location with the published services at it.
+#[derive(serde::Serialize)]
+struct Feature<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    geometry: Geometry,
+    properties: FeatureProperties<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct Geometry {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// Longitude, latitude (RFC 7946, 3.1.1).
+    coordinates: [f64; 2],
+}
+
+#[derive(serde::Serialize)]
+struct FeatureProperties<'a> {
+    id: uuid::Uuid,
+    name: &'a str,
+    formatted_address: String,
+    postal_code: &'a str,
+    services: Vec<ServiceLink<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct ServiceLink<'a> {
+    id: uuid::Uuid,
+    name: &'a str,
+    slug: &'a str,
+}
+
+/// `locations.geojson` (behaviour.md, "The map file"): an RFC 7946 FeatureCollection of
+/// every location of a published service, in location id order, each a Point with the
+/// location's id, name, address and postcode and the published services at it (id order).
+pub fn locations_geojson(dir: &Directory) -> Result<Vec<u8>, DownloadError> {
+    let mut at: Vec<Vec<ServiceLink<'_>>> = (0..dir.locations.len()).map(|_| Vec::new()).collect();
+    for service in &dir.services {
+        for &l in &service.locations {
+            at[l as usize].push(ServiceLink { id: service.id, name: &service.name, slug: &service.slug });
+        }
+    }
+    let features: Vec<Feature<'_>> = dir
+        .locations
+        .iter()
+        .zip(at)
+        .filter(|(_, services)| !services.is_empty())
+        .map(|(location, services)| Feature {
+            kind: "Feature",
+            geometry: Geometry { kind: "Point", coordinates: [location.point.lon, location.point.lat] },
+            properties: FeatureProperties {
+                id: location.id,
+                name: &location.name,
+                formatted_address: location.formatted_address(),
+                postal_code: &location.postal_code,
+                services,
+            },
+        })
+        .collect();
+    let collection = serde_json::json!({ "type": "FeatureCollection", "features": features });
+    serde_json::to_vec(&collection).map_err(|source| DownloadError::Json { what: LOCATIONS_GEOJSON.to_owned(), source })
 }
 
 /// `openreferral-uk.zip`: `datapackage.json` at the root, then one CSV per table of the

@@ -130,6 +130,7 @@ impl WorkerConfig {
             keyed_prefixes => lit(json!(routes::keyed_prefixes())),
             aliases => lit(json!(routes::aliases())),
             paged_folders => lit(json!(routes::paged_folders())),
+            listing_pattern => lit(json!(routes::listing_pattern())),
             exact_files => lit(json!(routes::exact_files())),
             last_page => lit(json!(crate::api::query::PageNumber::LAST)),
             cors => lit(json!({

@@ -1,6 +1,7 @@
 //! Every output family of a build, and the one list of their work: the v4 and v3 answers
 //! (`crate::render`), the Open Referral UK API (`crate::openreferral`), the OpenAPI
-//! document and its page (`crate::openapi`) and the bulk downloads (`crate::downloads`).
+//! document and its page (`crate::openapi`), the bulk downloads (`crate::downloads`) and the
+//! listings without a postcode (`crate::listings`).
 //! `build` runs these jobs in parallel; the change record comes after them (it compares
 //! what they wrote with the previous build).
 //!
@@ -35,6 +36,8 @@ pub enum Job {
     OpenReferral(crate::openreferral::Job),
     /// The bulk downloads (`crate::downloads`).
     Downloads,
+    /// A page of a category's or a service area's listing (`crate::listings`).
+    Listing(crate::listings::Job),
 }
 
 /// What every family's jobs read: the rendering context and the Open Referral UK lists'
@@ -45,6 +48,8 @@ pub struct Jobs<'a> {
     pub ctx: RenderContext<'a>,
     /// The order of the Open Referral UK lists.
     pub oruk: &'a Index,
+    /// The services of each listing.
+    pub listings: &'a crate::listings::Listings,
 }
 
 impl Jobs<'_> {
@@ -53,6 +58,7 @@ impl Jobs<'_> {
         let mut jobs: Vec<Job> = self.ctx.jobs().into_iter().map(Job::Api).collect();
         jobs.extend([Job::OpenApi, Job::Downloads]);
         jobs.extend(crate::openreferral::jobs(&self.ctx, self.oruk).into_iter().map(Job::OpenReferral));
+        jobs.extend(self.listings.jobs(self.ctx.import_page_size).into_iter().map(Job::Listing));
         jobs
     }
 
@@ -72,6 +78,7 @@ impl Jobs<'_> {
                 ])
             }
             Job::OpenReferral(job) => Ok(crate::openreferral::render(&self.ctx, self.oruk, job)?),
+            Job::Listing(job) => Ok(self.listings.render(&self.ctx, job)?),
             Job::Downloads => Ok(vec![
                 OutputFile {
                     path: paths::SERVICES_NDJSON_GZ.to_owned(),
@@ -80,6 +87,10 @@ impl Jobs<'_> {
                 OutputFile {
                     path: paths::OPENREFERRAL_ZIP.to_owned(),
                     bytes: crate::downloads::openreferral_zip(dir, publication, self.oruk)?,
+                },
+                OutputFile {
+                    path: paths::LOCATIONS_GEOJSON.to_owned(),
+                    bytes: crate::downloads::locations_geojson(dir)?,
                 },
             ]),
         }

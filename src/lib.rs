@@ -15,6 +15,7 @@ pub mod edge;
 pub mod index;
 pub mod input;
 pub mod jobs;
+pub mod listings;
 pub mod model;
 pub mod nginx;
 pub mod openapi;

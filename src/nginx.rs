@@ -158,6 +158,7 @@ impl NginxConfig {
                 .map(|&(path, content_type, gzip)| context! { path => path, content_type => content_type, gzip => gzip })
                 .collect::<Vec<_>>(),
             changes_folder => crate::urls::CHANGES,
+            listing_pattern => crate::api::routes::listing_pattern(),
             oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
             last_page => PageNumber::LAST,
             max_accept => crate::api::negotiate::MAX_ACCEPT_BYTES,

@@ -24,12 +24,14 @@ pub use error::ApiError;
 pub use negotiate::Format;
 
 /// The media types of the files of a build, by file extension (nginx's `types` block).
-pub const MEDIA_TYPES: [(&str, &str); 4] = [
+pub const MEDIA_TYPES: [(&str, &str); 5] = [
     ("json", "application/json"),
     ("html", "text/html"),
     // Downloads: sent as they are, without a Content-Encoding.
     ("gz", "application/gzip"),
     ("zip", "application/zip"),
+    // The map file (RFC 7946).
+    ("geojson", "application/geo+json"),
 ];
 
 /// The media type of a file with no known extension (nginx's `default_type`).

@@ -76,8 +76,21 @@ pub fn upload_stage(path: &str) -> (u8, std::cmp::Reverse<u64>) {
     let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
     let paged = routes::paged_folders();
     let lists = [paths::CATEGORIES_V4, paths::SERVICE_AREAS_V4, paths::CATEGORIES_V3, paths::SERVICE_AREAS_V3];
-    if lists.contains(&folder) || paged.iter().any(|p| p == folder) {
+    if lists.contains(&folder) || paged.iter().any(|p| p == folder) || super::routing::listing_key(folder).is_some() {
         return (2, std::cmp::Reverse(0));
+    }
+    // A listing's pages (issue 25), as the paged lists' below.
+    if let Some((listing, page)) = folder.rsplit_once("/page/")
+        && super::routing::listing_key(listing).is_some()
+    {
+        match page {
+            crate::api::query::PageNumber::LAST => return (1, std::cmp::Reverse(u64::MAX)),
+            n => {
+                if let Ok(n) = n.parse::<u64>() {
+                    return (1, std::cmp::Reverse(n));
+                }
+            }
+        }
     }
     for list in &paged {
         let page = folder.strip_prefix(list.as_str()).and_then(|rest| rest.strip_prefix("/page/"));
@@ -135,6 +148,9 @@ mod tests {
             "api/v4/import/page/2/index.json.gz",
             "api/v4/import/page/last/index.json",
             "changes/page/2/index.json",
+            "api/v4/categories/food/services/index.json",
+            "api/v4/categories/food/services/page/2/index.json",
+            "api/v4/service-areas/XS/services/page/last/index.html",
             "changes/index.json",
             "api/v4/services/abc/index.json",
             "_errors/404.json",
@@ -146,10 +162,13 @@ mod tests {
                 "_errors/404.json",
                 "api/v4/services/abc/index.json",
                 "api/v4/import/page/last/index.json",
+                "api/v4/service-areas/XS/services/page/last/index.html",
                 "api/v4/import/page/10/index.json",
+                "api/v4/categories/food/services/page/2/index.json",
                 "api/v4/import/page/2/index.json.gz",
                 "changes/page/2/index.json",
                 "api/v4/import/page/1/index.json",
+                "api/v4/categories/food/services/index.json",
                 "api/v4/categories/index.html",
                 "api/v4/import/index.json",
                 "changes/index.json",

@@ -30,6 +30,20 @@ pub fn paged_folders() -> Vec<String> {
     folders
 }
 
+/// The listings' folders (path without the leading slash) as one regular expression that
+/// nginx and JavaScript read alike: the folder above the keys, a key as
+/// [`super::routing::LISTINGS`] allows it, then the listing's segment. Each is paged as the
+/// import.
+pub fn listing_pattern() -> String {
+    use super::routing::{MAX_AREA_CODE_LEN, MAX_KEY_LEN};
+    format!(
+        "(?:{}/[a-z0-9-]{{1,{MAX_KEY_LEN}}}|{}/[A-Z0-9]{{1,{MAX_AREA_CODE_LEN}}})/{}",
+        paths::CATEGORIES_V4,
+        paths::SERVICE_AREAS_V4,
+        paths::LISTING
+    )
+}
+
 /// The endpoints that are one folder each (path without the leading slash).
 pub fn resource_folders() -> Vec<&'static str> {
     use crate::urls::openreferral as oruk;
@@ -126,5 +140,23 @@ mod tests {
             assert_eq!(get(&path, None), Route::Static(Answer::Download { path: rel, content_type }), "{path}");
         }
         assert!(SEARCH_PATHS.iter().all(|p| !ERRORS_FOLDER.contains(p)));
+        // The listings' pattern admits exactly the folders `route` pages.
+        let pattern = regex::Regex::new(&format!("^{}$", listing_pattern())).expect("a regular expression");
+        let long = "a".repeat(super::super::routing::MAX_KEY_LEN + 1);
+        for rel in [
+            "api/v4/categories/food-banks/services".to_owned(),
+            "api/v4/service-areas/S12000046/services".into(),
+            "api/v4/service-areas/XS/services".into(),
+            "api/v4/service-areas/s12000046/services".into(),
+            "api/v4/categories/Food/services".into(),
+            "api/v4/categories/food_banks/services".into(),
+            "api/v4/service-areas/S12-46/services".into(),
+            format!("api/v4/categories/{long}/services"),
+            format!("api/v4/service-areas/{}/services", "S".repeat(33)),
+            "api/v3/categories/food/services".into(),
+        ] {
+            let paged = matches!(get(&format!("/{rel}"), None), Route::Static(Answer::File { .. }));
+            assert_eq!(pattern.is_match(&rel), paged, "{rel}");
+        }
     }
 }

@@ -200,6 +200,9 @@ fn endpoint(path: &str) -> Endpoint {
     if let Some(endpoint) = open_data_endpoint(path, rel) {
         return endpoint;
     }
+    if listing_key(rel).is_some() {
+        return Endpoint::Paged(rel.to_owned());
+    }
     if LISTS.contains(&rel) || rel == paths::OPENAPI || rel == paths::ROOT {
         return Endpoint::Resource(rel.to_owned());
     }
@@ -221,9 +224,11 @@ fn endpoint(path: &str) -> Endpoint {
 /// Files served as they are at their own path, whatever `format` and `Accept` say (issue
 /// 17): path under `public/`, content type, and whether gzip applies (not to the downloads,
 /// which are compressed already and are no precompressed variant of anything).
-pub const EXACT_FILES: [(&str, &str, bool); 3] = [
+pub const EXACT_FILES: [(&str, &str, bool); 4] = [
     (crate::urls::SERVICES_NDJSON_GZ, "application/gzip", false),
     (crate::urls::OPENREFERRAL_ZIP, "application/zip", false),
+    // The map file (issue 25), served as the other downloads are.
+    (crate::urls::LOCATIONS_GEOJSON, "application/geo+json", false),
     (crate::urls::CHANGES_STATE, "application/json", true),
 ];
 
@@ -257,6 +262,30 @@ fn open_data_endpoint(path: &str, rel: &str) -> Option<Endpoint> {
         }
     }
     None
+}
+
+/// The listings without a postcode (behaviour.md, "Import and lists"), each a folder of
+/// keyed folders whose `services` sub-folder is paged as the import: the folder above the
+/// keys, and whether a key is one of its keys (a category's slug; a service area's code,
+/// case-sensitive, so that `s12000046` names nothing).
+pub const LISTINGS: [(&str, KeyRule); 2] = [(paths::CATEGORIES_V4, is_key), (paths::SERVICE_AREAS_V4, is_area_code)];
+
+/// Whether a path segment is a key of a listing's folder.
+pub type KeyRule = fn(&str) -> bool;
+
+/// The longest service-area code (input-format.md, `service_areas.json`).
+pub const MAX_AREA_CODE_LEN: usize = 32;
+
+/// The key of a listing's folder (`api/v4/categories/<slug>/services`, path without the
+/// leading slash), if `rel` is one.
+pub fn listing_key(rel: &str) -> Option<&str> {
+    let (above, key) = rel.strip_suffix(paths::LISTING)?.strip_suffix('/')?.rsplit_once('/')?;
+    LISTINGS.iter().any(|(folder, is)| *folder == above && is(key)).then_some(key)
+}
+
+/// A service area's code: 1 to [`MAX_AREA_CODE_LEN`] upper-case letters and digits.
+fn is_area_code(key: &str) -> bool {
+    (1..=MAX_AREA_CODE_LEN).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
 }
 
 /// The longest key of a resource: a slug (at most [`crate::model::slug::MAX_SLUG_LEN`]
@@ -343,6 +372,40 @@ mod tests {
             route(&Method::GET, "/api/v4/import/", Some("page=0&format=api"), &HeaderMap::new()),
             Route::Static(Answer::InvalidPage(Format::Html))
         );
+    }
+
+    #[test]
+    fn listings_are_paged_as_the_import() {
+        let json = |path: &str, missing| file(path, Format::Json, missing);
+        for folder in ["api/v4/categories/food-banks/services", "api/v4/service-areas/S12000046/services"] {
+            for slash in ["", "/"] {
+                assert_eq!(get(&format!("/{folder}{slash}")), json(&format!("{folder}/index.json"), Missing::NotFound));
+            }
+            assert_eq!(
+                get(&format!("/{folder}/?format=json&page=2")),
+                json(&format!("{folder}/page/2/index.json"), Missing::InvalidPage)
+            );
+            assert_eq!(
+                get(&format!("/{folder}?page=last")),
+                json(&format!("{folder}/page/last/index.json"), Missing::InvalidPage)
+            );
+            assert_eq!(get(&format!("/{folder}/?page=0")), Route::Static(Answer::InvalidPage(Format::Json)));
+            assert_eq!(
+                get(&format!("/{folder}/?format=api")),
+                file(&format!("{folder}/index.html"), Format::Html, Missing::NotFound)
+            );
+        }
+        for unknown in [
+            "/api/v4/service-areas/s12000046/services/",
+            "/api/v4/categories/Food/services/",
+            "/api/v4/categories/food/",
+            "/api/v4/categories/food/services/page/2/",
+            "/api/v4/categories//services/",
+            "/api/v3/categories/food/services/",
+            "/api/v4/service-areas/S1/services/x/",
+        ] {
+            assert_eq!(get(unknown), Route::Static(Answer::NotFound(Format::Json)), "{unknown}");
+        }
     }
 
     #[test]

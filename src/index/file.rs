@@ -46,6 +46,8 @@ pub(super) struct Core {
     pub(super) services: StoredServices,
     #[serde(with = "super::packed")]
     pub(super) location_points: Vec<Point>,
+    /// The postcodes' districts and sectors ([`PostcodeTable::outcodes`]).
+    pub(super) outcodes: PostcodeTable,
 }
 
 /// The bytes of an index file, owned or mapped.
@@ -107,6 +109,7 @@ pub(super) fn core_of(dir: &Directory, publication: &Publication) -> Core {
         let (a, b) = (&dir.services[a as usize], &dir.services[b as usize]);
         a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id))
     });
+    let postcodes = PostcodeTable::of(&dir.postcodes, &dir.service_areas);
     let mut name_rank = vec![0u32; by_name.len()];
     for (rank, &ix) in by_name.iter().enumerate() {
         name_rank[ix as usize] = rank as u32;
@@ -121,7 +124,8 @@ pub(super) fn core_of(dir: &Directory, publication: &Publication) -> Core {
             service_areas: dir.service_areas.clone(),
             postcodes: PostcodeDirectory::default(),
         },
-        postcodes: PostcodeTable::of(&dir.postcodes, &dir.service_areas),
+        outcodes: postcodes.outcodes(),
+        postcodes,
         text: TextIndex::build(dir),
         services: StoredServices {
             areas: Csr::from_lists(dir.services.iter().map(|s| s.service_areas.as_slice())),
@@ -297,6 +301,7 @@ pub(super) fn check_core(core: &Core) -> Result<(), String> {
         }
     }
     core.postcodes.check(areas)?;
+    core.outcodes.check(areas)?;
     for (ix, n) in dir.categories.nodes.iter().enumerate() {
         if n.parent.is_some_and(|p| p as usize >= nodes)
             || n.children.iter().any(|&c| c as usize >= nodes)

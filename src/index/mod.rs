@@ -15,7 +15,8 @@
 //!    areas (what parameters are checked against), the postcodes as a table of codes,
 //!    points and service-area numbers ([`postcodes::PostcodeTable`]), the text index, per
 //!    service only what matching and ordering read (areas, categories, locations, rank in
-//!    name order) as one table per field, and the locations' points;
+//!    name order) as one table per field, the locations' points, and the postcodes'
+//!    districts and sectors as a second table of the postcodes' shape;
 //! 2. the rendered results, read in place from a memory map and never decoded: the JSON of
 //!    every service as a v4 search result, then as a v3 one, and before them the
 //!    `2 × services + 1` byte offsets (`u64`) that cut them apart.
@@ -52,7 +53,7 @@ use text::TextLookup;
 /// First bytes of every index file.
 pub const MAGIC: [u8; 8] = *b"SVCDIDX\0";
 /// Version of the encoding written after the magic bytes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// Bytes before the core.
 pub const HEADER_LEN: usize = 48;
 
@@ -212,6 +213,8 @@ pub struct SearchIndex {
     pub(crate) publication: Publication,
     /// Live postcodes, with the service areas each lies in.
     pub(crate) postcodes: PostcodeTable,
+    /// Their districts and sectors, each with its mean point and the union of its areas.
+    pub(crate) outcodes: PostcodeTable,
     pub(crate) text: TextLookup,
     /// Locations of area-less services, with their services: the radius rule's candidates.
     pub(crate) radius: RadiusGrid,
@@ -293,7 +296,7 @@ impl SearchIndex {
 
     /// The query structures of a checked core; the file is set by the caller.
     fn derive(core: Core, rendered_at: usize) -> SearchIndex {
-        let Core { publication, directory, postcodes, text, services: stored, location_points } = core;
+        let Core { publication, directory, postcodes, text, services: stored, location_points, outcodes } = core;
         let services = stored.len();
         let units: Vec<UnitVector> = location_points.iter().map(|&p| unit_vector(p)).collect();
         let locations_of = |ix: usize| stored.locations.get(ix);
@@ -350,6 +353,7 @@ impl SearchIndex {
             directory,
             publication,
             postcodes,
+            outcodes,
             text: TextLookup::new(text),
             radius,
             location_points,
@@ -379,6 +383,11 @@ impl SearchIndex {
     /// The live postcodes.
     pub fn postcodes(&self) -> &PostcodeTable {
         &self.postcodes
+    }
+
+    /// The live postcodes' districts and sectors (behaviour.md, Search 1).
+    pub fn outcodes(&self) -> &PostcodeTable {
+        &self.outcodes
     }
 
     /// The publication recorded at build time (base URL, site URL, licence, attribution).
@@ -519,7 +528,7 @@ mod tests {
         let bytes = index().to_bytes().unwrap();
         assert_eq!(
             (FORMAT_VERSION, crate::write::content_hash(&bytes).as_str()),
-            (3, "97db1979a5cb5c2c59730682c91b4a48"),
+            (4, "c9ce9ca0fb9534b4ce4b1497ec315ab2"),
             "the index's bytes changed: if the stored shape changed (a field added, removed, \
              retyped or reordered in what `to_bytes` encodes), raise FORMAT_VERSION; then put \
              the new version and hash here",
@@ -555,15 +564,15 @@ mod tests {
         assert!(matches!(err(&bytes[..40]), IndexError::Corrupt { .. }));
         let mut future = bytes.clone();
         future[8] = 9;
-        assert!(matches!(err(&future), IndexError::UnsupportedVersion { found: 9, supported: 3, .. }));
-        // Files of earlier versions (1: postcard only; 2: a record per service and postcode)
-        // are refused by their version.
-        for version in [1u32, 2] {
+        assert!(matches!(err(&future), IndexError::UnsupportedVersion { found: 9, supported: 4, .. }));
+        // Files of earlier versions (1: postcard only; 2: a record per service and postcode;
+        // 3: no districts and sectors) are refused by their version.
+        for version in [1u32, 2, 3] {
             let mut old = MAGIC.to_vec();
             old.extend_from_slice(&version.to_le_bytes());
             old.extend_from_slice(&[0; 100]);
             assert!(
-                matches!(err(&old), IndexError::UnsupportedVersion { found, supported: 3, .. } if found == version)
+                matches!(err(&old), IndexError::UnsupportedVersion { found, supported: 4, .. } if found == version)
             );
         }
         for cut in [HEADER_LEN, HEADER_LEN + 1, bytes.len() / 2, bytes.len() - 1] {

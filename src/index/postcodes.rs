@@ -61,6 +61,47 @@ impl PostcodeTable {
         table
     }
 
+    /// The districts (`AB10`) and sectors (`AB10 1`) of these postcodes as a table of the
+    /// same shape (behaviour.md, Search 1): each one's point the mean latitude and mean
+    /// longitude of its postcodes (summed in code order), its service areas the union of
+    /// theirs. Built once, at build time, so that a search never scans the postcodes.
+    pub fn outcodes(&self) -> PostcodeTable {
+        struct Sum {
+            lat: f64,
+            lon: f64,
+            n: u32,
+            areas: Vec<AreaIx>,
+        }
+        let mut sums: std::collections::BTreeMap<&str, Sum> = std::collections::BTreeMap::new();
+        for i in 0..self.len() {
+            let code = self.code(i);
+            // A normalised code is the district, a space and three characters, the first of
+            // them the sector's digit.
+            let Some((district, inward)) = code.split_once(' ').filter(|(_, inward)| inward.len() == 3) else {
+                continue;
+            };
+            let sector = &code[..code.len() - inward.len() + 1];
+            for key in [district, sector] {
+                let sum = sums.entry(key).or_insert(Sum { lat: 0.0, lon: 0.0, n: 0, areas: Vec::new() });
+                sum.lat += self.points[i].lat;
+                sum.lon += self.points[i].lon;
+                sum.n += 1;
+                sum.areas.extend_from_slice(self.areas.get(i));
+            }
+        }
+        let mut table = PostcodeTable::default();
+        for (code, mut sum) in sums {
+            table.codes.push_str(code);
+            table.ends.push(table.codes.len() as u32);
+            table.points.push(Point { lat: sum.lat / f64::from(sum.n), lon: sum.lon / f64::from(sum.n) });
+            sum.areas.sort_unstable();
+            sum.areas.dedup();
+            table.areas.items.extend_from_slice(&sum.areas);
+            table.areas.start.push(table.areas.items.len() as u32);
+        }
+        table
+    }
+
     /// Number of postcodes.
     pub fn len(&self) -> usize {
         self.points.len()
@@ -84,11 +125,15 @@ impl PostcodeTable {
 
     /// Looks up a postcode in any spelling (see [`normalise_postcode`]).
     pub fn find(&self, raw: &str) -> Option<PostcodeRef<'_>> {
-        let code = normalise_postcode(raw)?;
+        self.find_code(&normalise_postcode(raw)?)
+    }
+
+    /// Looks up a code exactly as stored.
+    pub fn find_code(&self, code: &str) -> Option<PostcodeRef<'_>> {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match self.code(mid).cmp(&code) {
+            match self.code(mid).cmp(code) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return self.get(mid),
@@ -164,6 +209,47 @@ mod tests {
         assert_eq!(t.check(3), Ok(()));
         assert!(t.check(2).is_err(), "area 2 would not exist");
         assert_eq!(PostcodeTable::default().check(0), Ok(()));
+    }
+
+    /// Each district's and sector's point and areas against a plain scan of the postcodes.
+    #[test]
+    fn districts_and_sectors_are_the_mean_and_union_of_their_postcodes() {
+        let area = |code: &str| ServiceArea { code: code.into(), kind: AreaKind::LocalAuthority, name: code.into() };
+        let postcode = |code: &str, lat: f64, lon: f64, areas: &[&str]| Postcode {
+            code: code.into(),
+            point: Point { lat, lon },
+            areas: areas.iter().map(|a| a.to_string()).collect(),
+        };
+        let postcodes = vec![
+            postcode("AB1 0AA", 57.0, -2.0, &["S1"]),
+            postcode("AB10 1AA", 57.1, -2.1, &["S1", "XS"]),
+            postcode("AB10 1AB", 57.2, -2.3, &["S2", "XS"]),
+            postcode("AB10 6ZZ", 57.6, -2.2, &["S9"]),
+            postcode("G2 1AL", 55.8, -4.2, &["S3"]),
+        ];
+        let areas = [area("S1"), area("S2"), area("S3"), area("XS")];
+        let table = PostcodeTable::of(&PostcodeDirectory { postcodes: postcodes.clone() }, &areas);
+        let outcodes = table.outcodes();
+        assert_eq!(outcodes.check(areas.len()), Ok(()));
+        let codes: Vec<&str> = (0..outcodes.len()).map(|i| outcodes.get(i).unwrap().code).collect();
+        assert_eq!(codes, ["AB1", "AB1 0", "AB10", "AB10 1", "AB10 6", "G2", "G2 1"]);
+        for code in codes {
+            let members: Vec<&Postcode> = postcodes
+                .iter()
+                .filter(|p| p.code.split(' ').next() == Some(code) || p.code[..p.code.len() - 2] == *code)
+                .collect();
+            let n = members.len() as f64;
+            let lat = members.iter().map(|p| p.point.lat).sum::<f64>() / n;
+            let lon = members.iter().map(|p| p.point.lon).sum::<f64>() / n;
+            let mut want: Vec<AreaIx> = (0..areas.len() as AreaIx)
+                .filter(|&a| members.iter().any(|p| p.areas.contains(&areas[a as usize].code)))
+                .collect();
+            want.sort_unstable();
+            let got = outcodes.find_code(code).unwrap();
+            assert_eq!((got.point, got.areas), (Point { lat, lon }, &want[..]), "{code}");
+        }
+        assert_eq!(outcodes.find_code("AB101"), None);
+        assert_eq!(outcodes.find_code("AB10 2"), None);
     }
 
     #[test]

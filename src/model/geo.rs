@@ -65,6 +65,58 @@ pub fn normalise_postcode(raw: &str) -> Option<String> {
     Some(format!("{outward} {inward}"))
 }
 
+/// What a search's `postcode` value names (behaviour.md, Search 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostcodeQuery {
+    /// A full postcode, or anything that is neither a district nor a sector: looked up
+    /// among the live postcodes (see [`normalise_postcode`]).
+    Postcode,
+    /// A district (`AB10`) or a sector (`AB10 1`), in its normalised form: upper case,
+    /// trimmed, one space between the outward code and the sector's digit.
+    Outcode(String),
+}
+
+/// Reads a `postcode` value as behaviour.md's Search 1 does: upper-cased, `+` read as a
+/// space, trimmed, runs of white space folded to one space; a full postcode (with or
+/// without its space) is a postcode, an outward code alone a district, an outward code,
+/// one space and one digit a sector (`AB101`, without the space, is looked up as a
+/// postcode), anything else a postcode.
+pub fn classify_postcode(raw: &str) -> PostcodeQuery {
+    let upper = raw.to_ascii_uppercase().replace('+', " ");
+    let folded = upper.split_whitespace().collect::<Vec<_>>().join(" ");
+    let compact: String = folded.chars().filter(|c| *c != ' ').collect();
+    let full = compact.len() >= 5 && compact.is_ascii() && {
+        let (outward, inward) = compact.split_at(compact.len() - 3);
+        let inward = inward.as_bytes();
+        is_outward(outward)
+            && inward[0].is_ascii_digit()
+            && inward[1].is_ascii_uppercase()
+            && inward[2].is_ascii_uppercase()
+    };
+    if full {
+        return PostcodeQuery::Postcode;
+    }
+    let outcode = match folded.split_once(' ') {
+        None => is_outward(&folded),
+        Some((outward, digit)) => is_outward(outward) && digit.len() == 1 && digit.bytes().all(|b| b.is_ascii_digit()),
+    };
+    if outcode { PostcodeQuery::Outcode(folded) } else { PostcodeQuery::Postcode }
+}
+
+/// Whether `code` is an outward code, `[A-Z]{1,2}[0-9][0-9A-Z]?`.
+fn is_outward(code: &str) -> bool {
+    let b = code.as_bytes();
+    let letters = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    if !(1..=2).contains(&letters) {
+        return false;
+    }
+    match &b[letters..] {
+        [d] => d.is_ascii_digit(),
+        [d, x] => d.is_ascii_digit() && (x.is_ascii_digit() || x.is_ascii_uppercase()),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +139,58 @@ mod tests {
         let d = glasgow.distance_m(edinburgh);
         assert!((66_000.0..68_000.0).contains(&d), "{d}");
         assert_eq!(glasgow.distance_m(glasgow), 0.0);
+    }
+
+    #[test]
+    fn districts_sectors_and_postcodes() {
+        use PostcodeQuery::{Outcode, Postcode};
+        let outcode = |s: &str| Outcode(s.into());
+        for (raw, want) in [
+            ("AB10", outcode("AB10")),
+            (" g2 ", outcode("G2")),
+            ("eh1", outcode("EH1")),
+            ("AB10 1", outcode("AB10 1")),
+            ("ab10+ +1", outcode("AB10 1")),
+            ("AB1", outcode("AB1")),
+            ("EC1A", outcode("EC1A")),
+            ("AB101", Postcode),
+            ("AB10 1AA", Postcode),
+            ("ab101aa", Postcode),
+            ("G2 1AL", Postcode),
+            ("AB10 12", Postcode),
+            ("AB10 A", Postcode),
+            ("ABC1", Postcode),
+            ("1AB", Postcode),
+            ("", Postcode),
+            ("AB10 1 1", Postcode),
+            ("AB1é0AA", Postcode),
+            ("G2 é", Postcode),
+        ] {
+            assert_eq!(classify_postcode(raw), want, "{raw:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Every spelling of a district or a sector is read as it; every spelling of a full
+        /// postcode (with or without its space) as a postcode.
+        #[test]
+        fn outcodes_in_any_spelling(
+            outward in "[A-Z]{1,2}[0-9][0-9A-Z]?",
+            digit in "[0-9]",
+            letters in "[A-Z]{2}",
+            pad in "[ +]{0,3}",
+            gap in "[ +]{1,3}",
+            lower in proptest::bool::ANY,
+        ) {
+            let case = |s: String| if lower { s.to_lowercase() } else { s };
+            let district = case(format!("{pad}{outward}{pad}"));
+            proptest::prop_assert_eq!(classify_postcode(&district), PostcodeQuery::Outcode(outward.clone()));
+            let sector = case(format!("{pad}{outward}{gap}{digit}{pad}"));
+            proptest::prop_assert_eq!(classify_postcode(&sector), PostcodeQuery::Outcode(format!("{outward} {digit}")));
+            let spaced = case(format!("{pad}{outward}{gap}{digit}{letters}"));
+            proptest::prop_assert_eq!(classify_postcode(&spaced), PostcodeQuery::Postcode);
+            let compact = case(format!("{outward}{digit}{letters}"));
+            proptest::prop_assert_eq!(classify_postcode(&compact), PostcodeQuery::Postcode);
+        }
     }
 }

@@ -71,7 +71,7 @@ fn parameters() -> Value {
     let query = |name: &str, description: &str, schema: Value| json!({ "name": name, "in": "query", "required": false, "description": description, "schema": schema });
     json!({
         "format": query("format", "`json` gives JSON, `api` the HTML view; without it, an `Accept` header preferring text/html gives HTML.", json!({ "type": "string", "enum": ["json", "api"] })),
-        "postcode": { "name": "postcode", "in": "query", "required": true, "description": "Postcode around which services are sought (case and spaces free; `+` for a space).", "schema": { "type": "string" }, "example": "G2 1AL" },
+        "postcode": { "name": "postcode", "in": "query", "required": true, "description": "Postcode around which services are sought (case and spaces free; `+` for a space), or a postcode district (`AB10`) or sector (`AB10 1`): its mean point and every area of its postcodes.", "schema": { "type": "string" }, "example": "G2 1AL" },
         "q": query("q", "Keywords: every word must match the name, the description or a category name.", string()),
         "category": query("category", "Category slug(s), comma-separated: services tagged with any of them or below them in the tree.", string()),
         "location_type": query("location_type", "`local` or `national`.", json!({ "type": "string", "enum": ["local", "national"] })),
@@ -79,6 +79,8 @@ fn parameters() -> Value {
         "page_size": query("page_size", "Results per page; values above 100 are taken as 100.", json!({ "type": "integer", "minimum": 1, "default": 10 })),
         "page": query("page", "Page number, from 1.", json!({ "type": "integer", "minimum": 1, "default": 1 })),
         "key": { "name": "key", "in": "path", "required": true, "description": "The id (UUID) or the slug.", "schema": { "type": "string" } },
+        "slug": { "name": "slug", "in": "path", "required": true, "description": "A category's slug.", "schema": { "type": "string", "pattern": "^[a-z0-9-]+$" } },
+        "code": { "name": "code", "in": "path", "required": true, "description": "A service area's code, exactly as in the fixed list (case-sensitive).", "schema": { "type": "string", "pattern": "^[A-Z0-9]{1,32}$" } },
     })
 }
 
@@ -211,6 +213,25 @@ pub fn document(base_url: &str) -> Value {
         ),
     ];
     let mut endpoints = endpoints;
+    // The listings without a postcode (issue 25), paged as the import.
+    endpoints.push((
+        "/api/v4/categories/{slug}/services",
+        "listCategoryServices",
+        "v4.1",
+        "The published services of a category and of every category below it, by id, in pages as the import",
+        &["slug", "page", "format"],
+        response("A page of the category's services.", r("ServicePage")),
+        &not_found,
+    ));
+    endpoints.push((
+        "/api/v4/service-areas/{code}/services",
+        "listServiceAreaServices",
+        "v4.1",
+        "The published services of a service area, by id, in pages as the import",
+        &["code", "page", "format"],
+        response("A page of the service area's services.", r("ServicePage")),
+        &not_found,
+    ));
     endpoints.push((
         "/changes",
         "getChanges",
@@ -268,6 +289,15 @@ pub fn document(base_url: &str) -> Value {
             "The Open Referral UK tabular data package: datapackage.json and one CSV per table",
             "application/zip",
             json!({ "type": "string", "contentMediaType": "application/zip" }),
+        ),
+    );
+    paths.insert(
+        "/downloads/locations.geojson".to_owned(),
+        file_operation(
+            "downloadLocations",
+            "Every location of a published service as an RFC 7946 GeoJSON FeatureCollection of Points, by location id, each with its services",
+            "application/geo+json",
+            r("LocationsGeoJson"),
         ),
     );
     json!({

@@ -126,6 +126,8 @@ pub fn schemas() -> Value {
             "services": { "type": "object", "propertyNames": { "format": "uuid" }, "additionalProperties": string() },
             "organisations": { "type": "object", "propertyNames": { "format": "uuid" }, "additionalProperties": string() },
         })),
+        // The map file (behaviour.md, "The map file"): RFC 7946, closed as the views are.
+        "LocationsGeoJson": locations_geojson(),
         "BadRequestBody": { "anyOf": [r("ValidationError"), r("Detail")] },
         "ValidationError": {
             "type": "object",
@@ -134,4 +136,24 @@ pub fn schemas() -> Value {
             "additionalProperties": array(string()),
         },
     })
+}
+
+/// The map file's schema: a FeatureCollection of Points (longitude, latitude) whose
+/// properties are the location's and its published services'.
+fn locations_geojson() -> Value {
+    let coordinates = json!({
+        "type": "array", "minItems": 2, "maxItems": 2, "description": "Longitude, latitude.",
+        "prefixItems": [
+            { "type": "number", "minimum": -180, "maximum": 180 },
+            { "type": "number", "minimum": -90, "maximum": 90 },
+        ],
+    });
+    let geometry = object(json!({ "type": { "const": "Point" }, "coordinates": coordinates }));
+    let service = object(json!({ "id": uuid(), "name": string(), "slug": string() }));
+    let properties = object(json!({
+        "id": uuid(), "name": string(), "formatted_address": string(), "postal_code": string(),
+        "services": array(service),
+    }));
+    let feature = object(json!({ "type": { "const": "Feature" }, "geometry": geometry, "properties": properties }));
+    object(json!({ "type": { "const": "FeatureCollection" }, "features": array(feature) }))
 }

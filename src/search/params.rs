@@ -15,7 +15,7 @@ pub use crate::api::query::{ApiVersion, PageNumber, ParamErrors, RawQuery};
 use crate::index::postcodes::PostcodeRef;
 use crate::index::{SearchIndex, text};
 use crate::model::CategoryIx;
-use crate::model::geo::normalise_postcode;
+use crate::model::geo::{PostcodeQuery, classify_postcode, normalise_postcode};
 
 /// Default `radius`, metres (api-spec.md, Limits).
 pub const DEFAULT_RADIUS_M: u64 = 5000;
@@ -36,7 +36,7 @@ pub enum LocationType {
 /// A valid search request.
 #[derive(Debug, Clone)]
 pub struct SearchParams<'d> {
-    /// The live postcode searched around.
+    /// The live postcode, district or sector searched around.
     pub postcode: PostcodeRef<'d>,
     /// Distinct words of `q` (see [`crate::index::text`]); empty when no `q`.
     pub words: Vec<String>,
@@ -70,14 +70,15 @@ pub fn parse<'d>(
             None
         }
         Some(raw) => {
-            let found = index.postcodes().find(raw);
-            if found.is_none() {
-                // Name the postcode as the directory would store it when it has the form of
-                // one, else as given.
-                let shown = normalise_postcode(raw).unwrap_or_else(|| raw.to_owned());
-                errors.add("postcode", format!("Object with postcode={shown} does not exist."));
-            }
-            found
+            // A district or a sector is looked up in its own table, built with the index.
+            let found = match classify_postcode(raw) {
+                PostcodeQuery::Outcode(code) => index.outcodes().find_code(&code).ok_or(code),
+                // Named as the directory would store it when it has the form of one, else as given.
+                PostcodeQuery::Postcode => {
+                    index.postcodes().find(raw).ok_or_else(|| normalise_postcode(raw).unwrap_or_else(|| raw.to_owned()))
+                }
+            };
+            found.map_err(|shown| errors.add("postcode", format!("Object with postcode={shown} does not exist."))).ok()
         }
     };
 
@@ -235,6 +236,35 @@ mod tests {
         ] {
             ok(q, ApiVersion::V4);
         }
+    }
+
+    #[test]
+    fn districts_and_sectors() {
+        let d = dir();
+        for (query, code) in [
+            ("postcode=g2", "G2"),
+            ("postcode=G2+1", "G2 1"),
+            ("postcode=%20g2%20%201%20", "G2 1"),
+            ("postcode=G2&version=3", "G2"),
+        ] {
+            for version in [ApiVersion::V4, ApiVersion::V3] {
+                let p = parse(&RawQuery::parse(query), &d, version).expect(query);
+                // One postcode: its point and areas are the district's and the sector's.
+                assert_eq!(
+                    (p.postcode.code, p.postcode.point, p.postcode.areas),
+                    (code, d.postcodes().get(0).unwrap().point, d.postcodes().get(0).unwrap().areas),
+                    "{query}"
+                );
+            }
+        }
+        let unknown = |shown: &str| [("postcode", vec![format!("Object with postcode={shown} does not exist.")])];
+        assert_eq!(errors("postcode=ab99+9"), unknown("AB99 9"));
+        assert_eq!(errors("postcode=G3"), unknown("G3"));
+        assert_eq!(errors("postcode=G2+2"), unknown("G2 2"));
+        assert_eq!(errors("postcode=G1"), unknown("G1"), "G1 does not include G12 or G2");
+        // Without the space, an outward code and a digit is looked up as a postcode.
+        assert_eq!(errors("postcode=G21"), unknown("G21"));
+        assert_eq!(errors("postcode=AB101"), unknown("AB 101"));
     }
 
     #[test]

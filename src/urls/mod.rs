@@ -19,6 +19,17 @@ pub fn organisation(key: &str) -> String {
 pub fn import_page(n: &str) -> String {
     format!("api/v4/import/page/{n}")
 }
+/// Endpoint folder of the listing of a category's services (behaviour.md, "Import and
+/// lists"), paged as the import: page 1 in the folder, the others in `<folder>/page/<n>`.
+pub fn category_services(slug: &str) -> String {
+    format!("{CATEGORIES_V4}/{slug}/{LISTING}")
+}
+/// Endpoint folder of the listing of a service area's services, paged as the import.
+pub fn area_services(code: &str) -> String {
+    format!("{SERVICE_AREAS_V4}/{code}/{LISTING}")
+}
+/// The last segment of a listing's folder.
+pub const LISTING: &str = "services";
 /// The import's first page, as `/api/v4/import/` without query.
 pub const IMPORT: &str = "api/v4/import";
 /// v4 categories.
@@ -46,6 +57,8 @@ pub const OPENAPI_FILE: &str = "api/openapi.json";
 pub const DOWNLOADS: &str = "downloads";
 /// Every service as JSON lines, gzipped.
 pub const SERVICES_NDJSON_GZ: &str = "downloads/services.ndjson.gz";
+/// Every location of a published service as GeoJSON (behaviour.md, "The map file").
+pub const LOCATIONS_GEOJSON: &str = "downloads/locations.geojson";
 /// The Open Referral UK tabular data package, zipped.
 pub const OPENREFERRAL_ZIP: &str = "downloads/openreferral-uk.zip";
 /// The folder of the change record.

@@ -34,6 +34,8 @@ pub struct RootLinks {
     pub services_download: String,
     /// The Open Referral UK tabular data package.
     pub openreferral_download: String,
+    /// Every location of a published service, as GeoJSON (the map file).
+    pub locations_download: String,
 }
 
 impl RootLinks {
@@ -55,11 +57,12 @@ impl RootLinks {
             openreferral: folder(crate::urls::openreferral::ROOT),
             services_download: file(paths::SERVICES_NDJSON_GZ),
             openreferral_download: file(paths::OPENREFERRAL_ZIP),
+            locations_download: file(paths::LOCATIONS_GEOJSON),
         }
     }
 
     /// Each link with what it is, in the order of `data`, for the front page.
-    pub fn described(&self) -> [(&str, &'static str); 12] {
+    pub fn described(&self) -> [(&str, &'static str); 13] {
         [
             (&self.search, "Search services around a postcode (v4)"),
             (&self.categories, "Categories, as a tree (v4)"),
@@ -73,6 +76,7 @@ impl RootLinks {
             (&self.openreferral, "The directory as an Open Referral UK API"),
             (&self.services_download, "Download: every service, one JSON object a line (gzip)"),
             (&self.openreferral_download, "Download: the Open Referral UK tabular data package (zip)"),
+            (&self.locations_download, "Download: every location of a service, for maps (GeoJSON)"),
         ]
     }
 }

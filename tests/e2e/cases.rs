@@ -858,9 +858,11 @@ pub fn open_referral_lists_and_objects_are_served(d: &Deployment) {
 /// The bulk downloads (issue 17): their bytes as they are, `application/gzip` and
 /// `application/zip`, never encoded again whatever `Accept-Encoding` says; no other name.
 pub fn downloads_are_served_as_they_are(d: &Deployment) {
-    for (path, content_type) in
-        [("downloads/services.ndjson.gz", "application/gzip"), ("downloads/openreferral-uk.zip", "application/zip")]
-    {
+    for (path, content_type) in [
+        ("downloads/services.ndjson.gz", "application/gzip"),
+        ("downloads/openreferral-uk.zip", "application/zip"),
+        ("downloads/locations.geojson", "application/geo+json"),
+    ] {
         let target = format!("/{path}");
         let r = d.send("GET", &target, &[("accept-encoding", "gzip, br"), ("accept", BROWSER)]);
         assert_eq!(r.status, 200, "{target}");
@@ -956,4 +958,116 @@ pub fn search_html_views_carry_the_form(d: &Deployment) {
     let bad = assert_html(&d.get("/api/v4/services/?postcode=G2+1AL&radius=far&format=api"), 400, "bad radius");
     assert!(bad.contains("<span class=\"error\" id=\"radius-error\">A valid integer is required.</span>"), "{bad}");
     assert!(bad.contains("name=\"radius\" value=\"far\""), "the bad value is kept");
+}
+
+/// Every page of a listing, followed by its `next` links from `first` (a path): its `count`
+/// and its ids in order; each `previous` leads back.
+fn listing_ids(d: &Deployment, first: &str) -> (u64, Vec<String>) {
+    let mut page = assert_json(&d.get(first), 200, first);
+    let count = page["count"].as_u64().expect("count");
+    assert!(page["previous"].is_null(), "{first}");
+    assert_eq!(page["meta"]["attribution"].as_array().map(Vec::len), Some(4), "{first}");
+    let mut ids = Vec::new();
+    let mut n = 1;
+    loop {
+        ids.extend(page["data"].as_array().expect("data").iter().map(|s| s["id"].as_str().unwrap().to_owned()));
+        let Some(next) = page["next"].as_str().map(str::to_owned) else {
+            break;
+        };
+        n += 1;
+        assert_eq!(next, format!("{BASE_URL}{first}?format=json&page={n}"));
+        page = assert_json(&d.follow(&next), 200, &next);
+        let back = d.follow(page["previous"].as_str().expect("previous")).json();
+        assert_eq!(back["next"].as_str(), Some(next.as_str()));
+    }
+    (count, ids)
+}
+
+/// The listings without a postcode (issue 25): for every category (itself and everything
+/// below it) and every service area, the services of the import that belong, in id order,
+/// page by page as the import; `page=last`, the 404s and the HTML view as for the import.
+pub fn listings_are_paged_as_the_import(d: &Deployment) {
+    let mut import = Vec::new();
+    let mut page = d.get("/api/v4/import/").json();
+    loop {
+        import.extend(page["data"].as_array().unwrap().iter().cloned());
+        match page["next"].as_str().map(str::to_owned) {
+            Some(next) => page = d.follow(&next).json(),
+            None => break,
+        }
+    }
+    // Each category slug with the slugs of its subtree.
+    fn subtrees(nodes: &[Value], out: &mut Vec<(String, Vec<String>)>) -> Vec<String> {
+        let mut all = Vec::new();
+        for node in nodes {
+            let at = out.len();
+            out.push((node["slug"].as_str().unwrap().to_owned(), Vec::new()));
+            let mut below = subtrees(node["sub_categories"].as_array().unwrap(), out);
+            below.push(out[at].0.clone());
+            out[at].1 = below.clone();
+            all.extend(below);
+        }
+        all
+    }
+    let mut categories = Vec::new();
+    subtrees(d.get("/api/v4/categories/").json()["data"].as_array().unwrap(), &mut categories);
+    let tagged = |s: &Value, slugs: &[String]| {
+        s["categories"].as_array().unwrap().iter().any(|c| slugs.iter().any(|x| x == c["slug"].as_str().unwrap()))
+    };
+    let mut empty = 0;
+    for (slug, subtree) in &categories {
+        let want: Vec<String> =
+            import.iter().filter(|s| tagged(s, subtree)).map(|s| s["id"].as_str().unwrap().to_owned()).collect();
+        let path = format!("/api/v4/categories/{slug}/services/");
+        assert_eq!(listing_ids(d, &path), (want.len() as u64, want.clone()), "{path}");
+        empty += usize::from(want.is_empty());
+    }
+    for area in d.get("/api/v4/service-areas/").json()["data"].as_array().unwrap() {
+        let code = area["code"].as_str().unwrap();
+        let want: Vec<String> = import
+            .iter()
+            .filter(|s| s["service_areas"].as_array().unwrap().iter().any(|a| a["code"] == code))
+            .map(|s| s["id"].as_str().unwrap().to_owned())
+            .collect();
+        let path = format!("/api/v4/service-areas/{code}/services/");
+        assert_eq!(listing_ids(d, &path), (want.len() as u64, want.clone()), "{path}");
+        empty += usize::from(want.is_empty());
+    }
+    assert!(empty > 0, "the fixture has empty listings (one empty page each)");
+
+    // Paging as the import: with and without the slash, page=last, invalid pages (the
+    // fixture's longest listing fills its page; the unit tests of `svcdir::listings` and
+    // tests/it's listings test follow the `next` links of longer ones).
+    let (slug, _) = categories
+        .iter()
+        .max_by_key(|(_, subtree)| import.iter().filter(|s| tagged(s, subtree)).count())
+        .expect("a category");
+    let path = format!("/api/v4/categories/{slug}/services");
+    assert_eq!(d.get(&path).body, d.get(&format!("{path}/?format=json&page=1")).body);
+    let first = d.get(&path).json();
+    let pages = first["count"].as_u64().unwrap().div_ceil(2);
+    let numbered = d.get(&format!("{path}/?format=json&page={pages}"));
+    for target in [format!("{path}/?page=last"), format!("{path}?format=json&page=l%61st")] {
+        assert_eq!(assert_json(&d.get(&target), 200, &target), numbered.json(), "{target}");
+    }
+    for page in ["0", "two", &(pages + 1).to_string(), "LAST"] {
+        let target = format!("{path}/?format=json&page={page}");
+        assert_eq!(assert_json(&d.get(&target), 404, &target), serde_json::json!({"detail": "Invalid page."}));
+    }
+    let html = assert_html(&d.get(&format!("{path}/?format=api&page={pages}")), 200, "listing, HTML");
+    assert!(html.contains(&first["data"][0]["name"].as_str().unwrap().replace('&', "&amp;")), "{html}");
+    assert!(assert_html(&d.get(&format!("{path}/?format=api&page=0")), 404, "HTML").contains("Invalid page."));
+    assert_html(&d.send("GET", &format!("{path}/"), &[("accept", BROWSER)]), 200, "listing, browser");
+
+    // Unknown keys, and a code in the wrong case, are not found.
+    for target in [
+        "/api/v4/categories/no-such-category/services/",
+        "/api/v4/categories/no-such-category/services",
+        "/api/v4/service-areas/S99999999/services/",
+        "/api/v4/service-areas/s12000046/services/",
+        "/api/v4/service-areas/S12000046/services/x/",
+        "/api/v3/categories/foodbank/services/",
+    ] {
+        assert_eq!(assert_json(&d.get(target), 404, target), serde_json::json!({"detail": "Not found."}), "{target}");
+    }
 }

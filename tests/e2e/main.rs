@@ -97,4 +97,5 @@ against_both!(
     change_record_is_served,
     api_root_answers_at_slash_and_api,
     search_html_views_carry_the_form,
+    listings_are_paged_as_the_import,
 );

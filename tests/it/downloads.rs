@@ -171,7 +171,10 @@ fn the_tables_are_the_profiles() {
 fn precompress_leaves_the_downloads_alone() {
     let (_work, tree) = built(&["--precompress"]);
     let downloads: Vec<&String> = tree.keys().filter(|p| p.starts_with("downloads/")).collect();
-    assert_eq!(downloads, ["downloads/openreferral-uk.zip", "downloads/services.ndjson.gz"]);
+    assert_eq!(
+        downloads,
+        ["downloads/locations.geojson", "downloads/openreferral-uk.zip", "downloads/services.ndjson.gz"]
+    );
     assert!(tree.contains_key("openreferral/services/index.json.gz"), "ORUK documents are precompressed");
 }
 
@@ -232,4 +235,78 @@ fn formula_cells_are_neutralised_in_the_tables() {
     assert!(negative_numbers > 0, "the fixture's negative longitudes stay numbers");
 
     unpacked_and_valid(&entries, &work.path().join("package"));
+}
+
+/// The GeoJSON Schema of a FeatureCollection, from the npm package `geojson-schema` (the
+/// geojson/schema project's build), which `.ci/run` installs into target/geojson-schema-npm;
+/// `None`, saying so, without it.
+fn geojson_schema() -> Option<Value> {
+    let path = common::repo().join("target/geojson-schema-npm/node_modules/geojson-schema/FeatureCollection.json");
+    match std::fs::read(&path) {
+        Ok(bytes) => Some(serde_json::from_slice(&bytes).expect("the schema is JSON")),
+        Err(_) => {
+            svcdir::test_support::skipped(
+                "the npm package geojson-schema is not installed (.ci/run installs it into target/geojson-schema-npm)",
+            );
+            None
+        }
+    }
+}
+
+/// The map file (issue 25): valid against the GeoJSON JSON Schema, and one Point feature per
+/// location of a published service (by location id, each naming the published services at
+/// it as the import does), none of a location only an unpublished service has.
+#[test]
+fn locations_geojson_is_valid_geojson_of_the_published_services_locations() {
+    let (_work, tree) = built(&[]);
+    let bytes = tree.get("downloads/locations.geojson").expect("the map file is built");
+    let geojson: Value = serde_json::from_slice(bytes).unwrap();
+    if let Some(schema) = geojson_schema() {
+        let validator = jsonschema::draft7::new(&schema).expect("the GeoJSON schema compiles");
+        let errors: Vec<String> =
+            validator.iter_errors(&geojson).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+        // The schema can fail: a feature without its geometry is refused.
+        let mut broken = geojson.clone();
+        broken["features"][0].as_object_mut().unwrap().remove("geometry");
+        assert!(!validator.is_valid(&broken));
+    }
+    // The published services, as the import has them, and their locations.
+    let mut services: BTreeMap<String, Value> = BTreeMap::new();
+    let mut page = 1;
+    while let Some(bytes) = tree.get(&format!("api/v4/import/page/{page}/index.json")) {
+        let json: Value = serde_json::from_slice(bytes).unwrap();
+        for s in json["data"].as_array().unwrap() {
+            services.insert(s["id"].as_str().unwrap().to_owned(), s.clone());
+        }
+        page += 1;
+    }
+    let mut want: BTreeMap<String, (Value, Vec<Value>)> = BTreeMap::new();
+    for s in services.values() {
+        for location in s["locations"].as_array().unwrap() {
+            let entry =
+                want.entry(location["id"].as_str().unwrap().to_owned()).or_insert((location.clone(), Vec::new()));
+            entry.1.push(serde_json::json!({"id": s["id"], "name": s["name"], "slug": s["slug"]}));
+        }
+    }
+    let features = geojson["features"].as_array().unwrap();
+    assert_eq!(geojson["type"], "FeatureCollection");
+    let ids: Vec<&str> = features.iter().map(|f| f["properties"]["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, want.keys().map(String::as_str).collect::<Vec<_>>(), "one feature per location, by id");
+    for feature in features {
+        let (location, services) = &want[feature["properties"]["id"].as_str().unwrap()];
+        assert_eq!(feature["type"], "Feature");
+        assert_eq!(feature["geometry"]["type"], "Point");
+        assert_eq!(
+            feature["geometry"]["coordinates"],
+            serde_json::json!([location["longitude"], location["latitude"]])
+        );
+        for field in ["name", "formatted_address", "postal_code"] {
+            assert_eq!(feature["properties"][field], location[field], "{field}");
+        }
+        assert_eq!(&feature["properties"]["services"], &Value::Array(services.clone()));
+    }
+    // The fixture's hidden organisation has a location of its own: it is not on the map.
+    assert!(!ids.contains(&"9a000000-0000-4000-8000-000000000004"));
+    assert!(ids.len() >= 3, "{ids:?}");
 }

@@ -127,6 +127,7 @@ fn one_changed_service_rewrites_only_the_files_that_depend_on_it() {
     ]
     .into_iter()
     .chain(oruk_folders_of(&public, service, org))
+    .chain(listing_folders_of(&public, service))
     {
         expected.insert(format!("{folder}/index.json"));
         expected.insert(format!("{folder}/index.html"));
@@ -291,4 +292,20 @@ fn an_index_that_does_not_match_the_published_output_is_rebuilt() {
     assert_eq!(fs::read(&index).unwrap(), good);
     // And now it is up to date.
     assert!(summary(&build_into(&input, work.path())).contains("up to date"));
+}
+
+/// The listings (issue 25) whose first page holds `service`, page 1 under its folder, its
+/// `page/1` and its `page/last` (the fixture's listings are one page each).
+fn listing_folders_of(public: &std::path::Path, service: &str) -> Vec<String> {
+    let mut folders = Vec::new();
+    for above in ["api/v4/categories", "api/v4/service-areas"] {
+        for entry in std::fs::read_dir(public.join(above)).unwrap() {
+            let folder = format!("{above}/{}/services", entry.unwrap().file_name().to_string_lossy());
+            let Ok(bytes) = std::fs::read(public.join(&folder).join("index.json")) else { continue };
+            if String::from_utf8_lossy(&bytes).contains(service) {
+                folders.extend([folder.clone(), format!("{folder}/page/1"), format!("{folder}/page/last")]);
+            }
+        }
+    }
+    folders
 }

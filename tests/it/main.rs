@@ -12,6 +12,7 @@ mod cli;
 mod convert;
 mod downloads;
 mod html_valid;
+mod listings;
 mod openapi;
 mod openreferral;
 mod postcodes;

@@ -115,6 +115,9 @@ fn every_json_file_of_a_build_matches_the_document() {
                 "/api/v4/import/".to_owned()
             } else if folder.starts_with("changes/page/") {
                 "/changes/".to_owned()
+            } else if let Some((listing, _)) = folder.split_once("/services/page/") {
+                // A listing's pages (issue 25) are its endpoint with `?page=N`.
+                format!("/{listing}/services/")
             } else {
                 format!("/{folder}/")
             };

@@ -145,6 +145,7 @@ fn the_bucket_holds_exactly_the_tree_with_the_headers_nginx_sends() {
             Some("html") => "text/html; charset=utf-8",
             Some("zip") => "application/zip",
             Some("gz") => "application/gzip",
+            Some("geojson") => "application/geo+json",
             // The search index (issue 21): for the search servers, named by its hash.
             Some("idx") => "application/octet-stream",
             _ => "application/json",

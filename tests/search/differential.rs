@@ -52,10 +52,37 @@ fn expected(
     serde_json::json!({"count": count, "next": next, "previous": previous, "results": results})
 }
 
+/// Every district's and sector's point and area codes in the index are those of a scan of
+/// the postcodes (`brute::place`), and every district and sector of a postcode is there.
+fn districts_and_sectors_are_the_scans(dir: &Directory, index: &SearchIndex) {
+    let outcodes = index.outcodes();
+    let mut want: Vec<String> = dir
+        .postcodes
+        .postcodes
+        .iter()
+        .flat_map(|p| [p.code.split(' ').next().expect("district").to_owned(), p.code[..p.code.len() - 2].to_owned()])
+        .collect();
+    want.sort();
+    want.dedup();
+    assert_eq!(outcodes.len(), want.len());
+    for code in &want {
+        let got = outcodes.find_code(code).unwrap_or_else(|| panic!("{code} is in the index"));
+        let scan = crate::support::brute::place(dir, code);
+        let mut codes: Vec<String> =
+            got.areas.iter().map(|&a| index.directory().service_areas[a as usize].code.clone()).collect();
+        codes.sort();
+        // The scan's codes include those no service area has; the index leaves them out.
+        let known: Vec<String> =
+            scan.areas.into_iter().filter(|c| index.directory().service_areas.iter().any(|a| &a.code == c)).collect();
+        assert_eq!((got.point, codes), (scan.point, known), "{code}");
+    }
+}
+
 async fn compare(dir: &Directory, queries: usize, seed: u64) {
     // Through the index's file format too: what the server reads is what was written.
     let bytes = SearchIndex::build(dir, &publication()).to_bytes().expect("encodes");
     let index = SearchIndex::from_bytes(&bytes, std::path::Path::new("memory")).expect("decodes");
+    districts_and_sectors_are_the_scans(dir, &index);
     let state = std::sync::Arc::new(AppState::new(index));
     let oracle = Oracle::new(dir);
     let words = random::words_of(dir);
@@ -156,4 +183,28 @@ async fn deep_pages_of_a_large_result() {
         let answer = get(&state, &url(page, size)).await;
         assert_eq!((answer.status.as_u16(), answer.json()), (404, serde_json::json!({"detail": "Invalid page."})));
     }
+}
+
+/// The district and sector table's share of the index (issue 25: under 5 MB at 100,000
+/// services). Ignored by default, as it generates a 100,000-service sample:
+/// `cargo test --release --test search -- --ignored district_table`.
+#[test]
+#[ignore]
+fn district_table_is_under_5_mb_at_100000_services() {
+    let services: usize = std::env::var("DISTRICT_TABLE_SERVICES").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
+    let input = tempfile::tempdir().expect("temp dir");
+    let cfg = svcdir::sample::SampleConfig { services, seed: 42, out: input.path().to_path_buf() };
+    svcdir::sample::generate(&cfg).expect("sample generates");
+    let dir = svcdir::validate::load_directory(input.path()).unwrap_or_else(|e| panic!("sample loads: {e:?}"));
+    let bytes = SearchIndex::build(&dir, &publication()).to_bytes().expect("encodes");
+    let index = SearchIndex::from_bytes(&bytes, std::path::Path::new("memory")).expect("decodes");
+    let table = postcard::to_allocvec(index.outcodes()).expect("encodes").len();
+    let postcodes = postcard::to_allocvec(index.postcodes()).expect("encodes").len();
+    eprintln!(
+        "{services} services, {} postcodes: {} districts and sectors, {table} bytes ({postcodes} bytes for the postcodes), index {} bytes",
+        index.postcodes().len(),
+        index.outcodes().len(),
+        bytes.len()
+    );
+    assert!(table < 5_000_000, "{table}");
 }

@@ -392,6 +392,9 @@ async fn every_error_of_behaviour_md() {
         ("q=food", 400, json!({"postcode": ["This field is required."]})),
         ("postcode=xx11xx", 400, json!({"postcode": ["Object with postcode=XX1 1XX does not exist."]})),
         ("postcode=XX1+1XX", 400, json!({"postcode": ["Object with postcode=XX1 1XX does not exist."]})),
+        // Districts and sectors with no live postcode, named in their normalised form.
+        ("postcode=ab99+++9", 400, json!({"postcode": ["Object with postcode=AB99 9 does not exist."]})),
+        ("postcode=%20ab99", 400, json!({"postcode": ["Object with postcode=AB99 does not exist."]})),
         ("postcode=G2+1AL&category=nope", 400, json!({"category": ["Object with slug=nope does not exist."]})),
         ("postcode=G2+1AL&location_type=far", 400, json!({"location_type": ["\"far\" is not a valid choice."]})),
         ("postcode=G2+1AL&radius=far", 400, json!({"radius": ["A valid integer is required."]})),

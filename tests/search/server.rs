@@ -120,8 +120,8 @@ fn a_corrupt_or_foreign_index_exits_1() {
         ("cut-by-one.idx", good[..good.len() - 1].to_vec(), "cut short"),
         ("header-only.idx", good[..20].to_vec(), "cut short"),
         ("future.idx", [&good[..8], &99u32.to_le_bytes()[..], &good[12..]].concat(), "format version 99"),
-        ("old.idx", old(1), "has format version 1, this program reads version 3"),
-        ("v2.idx", old(2), "has format version 2, this program reads version 3"),
+        ("old.idx", old(1), "has format version 1, this program reads version 4"),
+        ("v2.idx", old(2), "has format version 2, this program reads version 4"),
         ("flipped-core.idx", flipped(48 + core_len / 2), "checksum does not match"),
         ("flipped-result.idx", flipped(good.len() - 10), "checksum does not match"),
     ] {

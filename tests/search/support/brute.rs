@@ -5,10 +5,39 @@ use rust_stemmers::{Algorithm, Stemmer};
 use svcdir::model::Directory;
 use uuid::Uuid;
 
+/// The point and area codes of a live postcode (any spelling) or, failing that, of a
+/// district (`AB10`) or sector (`AB10 1`) as behaviour.md's Search 1 defines them, by a
+/// scan of every postcode: the mean of their points, the union of their codes.
+pub fn place(dir: &Directory, postcode: &str) -> svcdir::model::Postcode {
+    if let Some(p) = dir.postcodes.find(postcode) {
+        return p.clone();
+    }
+    let code = postcode.trim().to_ascii_uppercase();
+    let members: Vec<&svcdir::model::Postcode> = dir
+        .postcodes
+        .postcodes
+        .iter()
+        .filter(|p| p.code.split(' ').next() == Some(code.as_str()) || p.code[..p.code.len() - 2] == *code)
+        .collect();
+    assert!(!members.is_empty(), "{postcode} is a postcode, district or sector of the directory");
+    let n = members.len() as f64;
+    let mut areas: Vec<String> = members.iter().flat_map(|p| p.areas.iter().cloned()).collect();
+    areas.sort();
+    areas.dedup();
+    svcdir::model::Postcode {
+        code,
+        point: svcdir::model::Point {
+            lat: members.iter().map(|p| p.point.lat).sum::<f64>() / n,
+            lon: members.iter().map(|p| p.point.lon).sum::<f64>() / n,
+        },
+        areas,
+    }
+}
+
 /// One query, already valid.
 #[derive(Debug, Clone)]
 pub struct Query {
-    /// A postcode of the directory, any spelling.
+    /// A postcode of the directory, any spelling, or a district or sector of its postcodes.
     pub postcode: String,
     /// `q`, if any.
     pub q: Option<String>,
@@ -135,7 +164,7 @@ impl<'d> Oracle<'d> {
 
 fn search(oracle: &Oracle<'_>, query: &Query) -> Option<(usize, Vec<Uuid>)> {
     let dir = oracle.dir;
-    let postcode = dir.postcodes.find(&query.postcode).expect("a valid postcode");
+    let postcode = place(dir, &query.postcode);
     let mut query_words: Vec<Word> = Vec::new();
     for w in query.q.as_deref().map(|q| stemmed(&oracle.stemmer, q)).unwrap_or_default() {
         if !STOP_WORDS.contains(&w.text.as_str()) && !query_words.iter().any(|seen| seen.text == w.text) {

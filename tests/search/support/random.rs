@@ -210,10 +210,13 @@ pub fn words_of(dir: &Directory) -> Vec<String> {
 /// A random valid query and the URL asking it (v4 or v3).
 pub fn query(rng: &mut ChaCha8Rng, dir: &Directory, words: &[String]) -> (Query, String) {
     let postcode = &dir.postcodes.postcodes[rng.gen_range(0..dir.postcodes.postcodes.len())].code;
-    let spelling = match rng.gen_range(0..3) {
+    let spelling = match rng.gen_range(0..5) {
         0 => postcode.clone(),
         1 => postcode.to_lowercase().replace(' ', ""),
-        _ => postcode.to_lowercase(),
+        2 => postcode.to_lowercase(),
+        // The postcode's district, or its sector (behaviour.md, Search 1).
+        3 => postcode.split(' ').next().expect("a district").to_owned(),
+        _ => postcode[..postcode.len() - 2].to_lowercase(),
     };
     let v3 = rng.gen_bool(0.15);
     let mut url = form_urlencoded::Serializer::new(String::new());
