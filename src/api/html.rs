@@ -416,11 +416,29 @@ impl<'t> Markup<'t, '_> {
         Some(())
     }
 
-    fn object(&mut self, depth: usize) -> Option<()> {
+    /// Just after an opening bracket: whether the container is empty (`close` comes next),
+    /// and if so writes `markup` for it and reads the `close`.
+    fn empty(&mut self, close: u8, markup: &str) -> bool {
         self.skip_space();
-        if self.text.as_bytes().get(self.at) == Some(&b'}') {
+        let empty = self.text.as_bytes().get(self.at) == Some(&close);
+        if empty {
             self.at += 1;
-            self.out.push_str(r#"<span class="empty">{}</span>"#);
+            self.out.push_str(markup);
+        }
+        empty
+    }
+
+    /// After a member: `,` (another follows, `true`) or `close` (the end, `false`).
+    fn more(&mut self, close: u8) -> Option<bool> {
+        match self.next_byte()? {
+            b',' => Some(true),
+            byte if byte == close => Some(false),
+            _ => None,
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        if self.empty(b'}', r#"<span class="empty">{}</span>"#) {
             return Some(());
         }
         self.out.push_str("<dl>");
@@ -444,10 +462,8 @@ impl<'t> Markup<'t, '_> {
             self.out.push_str("</dt><dd>");
             self.value(depth + 1)?;
             self.out.push_str("</dd>");
-            match self.next_byte()? {
-                b',' => {}
-                b'}' => break,
-                _ => return None,
+            if !self.more(b'}')? {
+                break;
             }
         }
         self.out.push_str("\n</dl>");
@@ -455,10 +471,7 @@ impl<'t> Markup<'t, '_> {
     }
 
     fn array(&mut self, depth: usize) -> Option<()> {
-        self.skip_space();
-        if self.text.as_bytes().get(self.at) == Some(&b']') {
-            self.at += 1;
-            self.out.push_str(r#"<span class="empty">[] (none)</span>"#);
+        if self.empty(b']', r#"<span class="empty">[] (none)</span>"#) {
             return Some(());
         }
         self.out.push_str("<ol>");
@@ -466,10 +479,8 @@ impl<'t> Markup<'t, '_> {
             self.out.push_str("\n<li>");
             self.value(depth + 1)?;
             self.out.push_str("</li>");
-            match self.next_byte()? {
-                b',' => {}
-                b']' => break,
-                _ => return None,
+            if !self.more(b']')? {
+                break;
             }
         }
         self.out.push_str("\n</ol>");
