@@ -141,12 +141,12 @@ pub fn schemas() -> Value {
 /// The map file's schema: a FeatureCollection of Points (longitude, latitude) whose
 /// properties are the location's and its published services'.
 fn locations_geojson() -> Value {
+    // One schema for both numbers, not `prefixItems`: schemathesis (the contract test) reads
+    // `prefixItems` as the old array form of `items`, which OpenAPI 3.1 refuses.
     let coordinates = json!({
-        "type": "array", "minItems": 2, "maxItems": 2, "description": "Longitude, latitude.",
-        "prefixItems": [
-            { "type": "number", "minimum": -180, "maximum": 180 },
-            { "type": "number", "minimum": -90, "maximum": 90 },
-        ],
+        "type": "array", "minItems": 2, "maxItems": 2,
+        "description": "Longitude (-180 to 180), then latitude (-90 to 90).",
+        "items": { "type": "number", "minimum": -180, "maximum": 180 },
     });
     let geometry = object(json!({ "type": { "const": "Point" }, "coordinates": coordinates }));
     let service = object(json!({ "id": uuid(), "name": string(), "slug": string() }));
