@@ -117,7 +117,7 @@ fn follows_a_built_folder_from_no_index_to_each_new_build_with_no_failed_request
     rename_a_service(&input, "Argyle St Lunch Club", "Argyle Street Lunch Club");
     build(&input, work.path());
     let took = wait_for_index(&server, &published_hash(work.path()), Duration::from_secs(POLL + 5));
-    // Some load after the swap too.
+    // Deliberate: 300 ms more of load after the swap (a span of load, not a wait for something).
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, Ordering::Relaxed);
     let (ok, failed) = clients.into_iter().map(|c| c.join().unwrap()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
