@@ -472,7 +472,7 @@ pub fn search_answers_are_cached_as_sent_and_formats_kept_apart(d: &Deployment) 
             assert_eq!(r.body, direct.body, "answer {n} ({cache:?}) differs from svcdir-search's");
             // The first answer for each Accept is a miss, every later one a hit.
             let first = answers[..*n].iter().all(|(h, ..)| h != headers);
-            if d.kind == crate::support::Kind::Nginx {
+            if d.kind != crate::support::Kind::Preview {
                 assert_eq!(cache.as_deref(), Some(if first { "MISS" } else { "HIT" }), "answer {n}");
             }
         }
@@ -485,6 +485,41 @@ pub fn search_answers_are_cached_as_sent_and_formats_kept_apart(d: &Deployment) 
             let direct = svcdir_testkit::http::request(port, "GET", &format!("{target}&format=json"), &html);
             assert_eq!(by_format.body, direct.body);
         }
+    }
+}
+
+/// A repeated search is not asked of svcdir-search again while its answer is cached (nginx's
+/// `proxy_cache`; the Worker's Cache API, through workerd's cache service): counted in
+/// svcdir-search's access log, one line per request it answered.
+pub fn repeated_searches_do_not_reach_the_origin(d: &Deployment) {
+    if d.search_port().is_none() {
+        return; // the preview answers searches itself: there is no origin to spare
+    }
+    // Queries no other case asks, so that each starts uncached.
+    let query = "postcode=G2+1AL&radius=4322&page_size=2";
+    let hits_before = d.search_cache.as_ref().map(|c| c.counts.hits.load(std::sync::atomic::Ordering::SeqCst));
+    for (accept, content_type) in [("application/json", "application/json"), ("text/html", "text/html")] {
+        for _ in 0..3 {
+            let r = d.send("GET", &format!("/api/v4/services/?{query}"), &[("accept", accept)]);
+            assert_eq!(r.status, 200, "{}", r.text());
+            assert!(r.header("content-type").unwrap_or_default().starts_with(content_type), "{accept}");
+        }
+    }
+    // svcdir-search queues a request's log line before it answers, and one thread writes the
+    // lines in order: once a later request's line is written, every earlier one is.
+    let sentinel = "postcode=G2+1AL&radius=4323&page_size=2";
+    assert_eq!(d.get(&format!("/api/v4/services/?{sentinel}")).status, 200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !d.svcdir_log().contains(sentinel) {
+        assert!(std::time::Instant::now() < deadline, "no log line for the sentinel:\n{}", d.svcdir_log());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let log = d.svcdir_log();
+    let asked = log.lines().filter(|line| line.contains(query)).count();
+    assert_eq!(asked, 2, "six searches in two formats reached svcdir-search {asked} times:\n{log}");
+    if let (Some(cache), Some(before)) = (&d.search_cache, hits_before) {
+        let hits = cache.counts.hits.load(std::sync::atomic::Ordering::SeqCst) - before;
+        assert!(hits >= 4, "the Worker's cache answered {hits} of the four repeats");
     }
 }
 

@@ -84,6 +84,7 @@ against_both!(
     import_page_last_is_the_last_page,
     search_drops_stop_words,
     search_answers_are_cached_as_sent_and_formats_kept_apart,
+    repeated_searches_do_not_reach_the_origin,
     other_methods_are_405,
     unknown_paths_ids_and_slugs_are_404,
     operator_paths_are_not_served,

@@ -133,6 +133,8 @@ pub struct Deployment {
     _prefix: Option<tempfile::TempDir>,
     /// The S3 server holding the Worker's objects.
     s3: Option<Arc<svcdir_testkit::s3::S3Server>>,
+    /// The service behind the Worker's Cache API (workerd's `cacheApiOutbound`).
+    pub search_cache: Option<svcdir_testkit::cache::CacheService>,
     /// The build it serves.
     pub build: Arc<Build>,
 }
@@ -214,14 +216,14 @@ pub fn start_preview(build: Arc<Build>) -> Deployment {
     command.arg("serve").arg("--public").arg(&build.public).arg("--index").arg(&build.index);
     command.args(["--listen", "127.0.0.1:0"]);
     let process = Process::spawn_on_port_0("svcdir serve", command, build.dir().join(format!("serve-any-{n}.log")));
-    Deployment { kind: Kind::Preview, port: process.port, build, processes: vec![process], _prefix: None, s3: None }
+    Deployment { kind: Kind::Preview, port: process.port, build, processes: vec![process], _prefix: None, s3: None, search_cache: None }
 }
 
 /// Starts `svcdir serve` over `build` on `port` (for a build made for that port); the error
 /// says why it did not listen (for [`retry_port`]).
 pub fn start_preview_on(build: Arc<Build>, port: u16) -> Result<Deployment, String> {
     let process = preview_process(&build, port)?;
-    Ok(Deployment { kind: Kind::Preview, port, build, processes: vec![process], _prefix: None, s3: None })
+    Ok(Deployment { kind: Kind::Preview, port, build, processes: vec![process], _prefix: None, s3: None, search_cache: None })
 }
 
 fn preview_process(build: &Build, port: u16) -> Result<Process, String> {
@@ -289,7 +291,7 @@ pub fn start_nginx(binary: &Path, build: Arc<Build>, start_search: bool, extra: 
     let port = nginx.port;
     // nginx first in the list: it is stopped before the server it proxies to.
     processes.insert(0, nginx);
-    Deployment { kind: Kind::Nginx, port, build, processes, _prefix: prefix, s3: None }
+    Deployment { kind: Kind::Nginx, port, build, processes, _prefix: prefix, s3: None, search_cache: None }
 }
 
 /// Where workerd is: `$SVCDIR_WORKERD`, else the npm package `.ci/run` installs under
@@ -315,7 +317,8 @@ pub fn worker() -> Option<Arc<Deployment>> {
     Some(shared(&SHARED, || start_worker(&binary, s3, small_build())))
 }
 
-/// Publishes `build` to a fresh bucket, starts svcdir-search and the Worker in workerd.
+/// Publishes `build` to a fresh bucket, starts svcdir-search and the Worker in workerd, its
+/// Cache API on a cache service of the test's own (search answers cached, as on Cloudflare).
 pub fn start_worker(binary: &Path, s3: Arc<svcdir_testkit::s3::S3Server>, build: Arc<Build>) -> Deployment {
     let bucket = s3.bucket("edge");
     // As behind a CDN: anyone may read the objects, unsigned (README, "On a CDN").
@@ -324,6 +327,7 @@ pub fn start_worker(binary: &Path, s3: Arc<svcdir_testkit::s3::S3Server>, build:
     let output = svcdir_testkit::s3::publish(&build.public, &format!("s3://{bucket}/site"), &env, &[]);
     assert!(output.status.success(), "svcdir publish failed:\n{}", String::from_utf8_lossy(&output.stderr));
     let search = search_process(&build);
+    let cache = svcdir_testkit::cache::CacheService::start();
     let mut dir = None;
     let worker = retry_port(|port| {
         let config = tempfile::Builder::new().prefix("svcdir-worker-").tempdir().expect("temp dir");
@@ -334,6 +338,8 @@ pub fn start_worker(binary: &Path, s3: Arc<svcdir_testkit::s3::S3Server>, build:
             .arg(format!("http://127.0.0.1:{}", search.port))
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
+            .arg("--cache-service")
+            .arg(cache.address())
             .arg("--output")
             .arg(config.path())
             .output()
@@ -347,5 +353,5 @@ pub fn start_worker(binary: &Path, s3: Arc<svcdir_testkit::s3::S3Server>, build:
         process
     });
     let port = worker.port;
-    Deployment { kind: Kind::Worker, port, build, processes: vec![worker, search], _prefix: dir, s3: Some(s3) }
+    Deployment { kind: Kind::Worker, port, build, processes: vec![worker, search], _prefix: dir, s3: Some(s3), search_cache: Some(cache) }
 }
