@@ -385,7 +385,8 @@ fn replicas_follow_a_publication_through_nginx_under_load_and_a_store_outage() {
         .spawn()
         .expect("wrk runs");
 
-    // A rebuilt dataset, published while the load runs.
+    // Deliberate: 3 s of load on the old publication (a span of load, not a wait for
+    // something), then a rebuilt dataset, published while the load runs.
     std::thread::sleep(Duration::from_secs(3));
     build.rebuild_from(&rebuilt_dataset(build.dir()), support::BASE_URL);
     let next = published(&build);
@@ -425,6 +426,7 @@ fn replicas_follow_a_publication_through_nginx_under_load_and_a_store_outage() {
     let outage = Instant::now();
     while outage.elapsed() < Duration::from_secs(10) {
         assert_eq!(d.get(WRK_PATHS[0]).status, 200, "nginx still answers searches");
+        // Deliberate rate: a search every 200 ms through an outage of a fixed length.
         std::thread::sleep(Duration::from_millis(200));
     }
     // Started again, empty (as moto restarts); the tree published again.
