@@ -97,7 +97,7 @@ pub fn locations_geojson(dir: &Directory) -> Result<Vec<u8>, DownloadError> {
     let mut at: Vec<Vec<ServiceLink<'_>>> = (0..dir.locations.len()).map(|_| Vec::new()).collect();
     for service in &dir.services {
         for &l in &service.locations {
-            at[l as usize].push(ServiceLink { id: service.id, name: &service.name, slug: &service.slug });
+            at[l.get()].push(ServiceLink { id: service.id, name: &service.name, slug: &service.slug });
         }
     }
     let features: Vec<Feature<'_>> = dir

@@ -34,8 +34,7 @@ impl Listings {
         let mut categories = vec![Vec::new(); dir.categories.nodes.len()];
         let mut areas = vec![Vec::new(); dir.service_areas.len()];
         let mut above: Vec<CategoryIx> = Vec::new();
-        for (ix, service) in dir.services.iter().enumerate() {
-            let ix = ix as ServiceIx;
+        for (ix, service) in dir.indexed_services() {
             // Each node a service is tagged with, and every node above it, once.
             above.clear();
             for &tag in &service.categories {
@@ -113,7 +112,7 @@ impl Listings {
             previous: (n > 1).then(|| page_url(n - 1)),
             data: services[start..end]
                 .iter()
-                .map(|&s| ServiceView::new(dir, ctx.publication, &dir.services[s as usize], ServiceContext::List))
+                .map(|&s| ServiceView::new(dir, ctx.publication, &dir.services[s], ServiceContext::List))
                 .collect::<Vec<_>>(),
         };
         let title = format!("{title}, page {n}");
@@ -152,15 +151,14 @@ mod tests {
         let listings = Listings::of(&dir);
         for (c, node) in dir.categories.nodes.iter().enumerate() {
             let subtree = c as CategoryIx..node.subtree_end;
-            let want: Vec<ServiceIx> = (0..dir.services.len() as ServiceIx)
-                .filter(|&s| dir.services[s as usize].categories.iter().any(|t| subtree.contains(t)))
+            let want: Vec<ServiceIx> = ServiceIx::all(dir.services.len())
+                .filter(|&s| dir.services[s].categories.iter().any(|t| subtree.contains(t)))
                 .collect();
             assert_eq!(listings.of_category(c as CategoryIx), want, "{}", node.slug);
         }
         for a in 0..dir.service_areas.len() as AreaIx {
-            let want: Vec<ServiceIx> = (0..dir.services.len() as ServiceIx)
-                .filter(|&s| dir.services[s as usize].service_areas.contains(&a))
-                .collect();
+            let want: Vec<ServiceIx> =
+                ServiceIx::all(dir.services.len()).filter(|&s| dir.services[s].service_areas.contains(&a)).collect();
             assert_eq!(listings.of_area(a), want);
         }
     }
@@ -189,7 +187,7 @@ mod tests {
         assert_eq!(page1["count"], services.len());
         assert_eq!(page1["next"], format!("http://a.test/{folder}/?format=json&page=2"));
         assert_eq!(page1["previous"], serde_json::Value::Null);
-        assert_eq!(page1["data"][0]["id"], dir.services[services[0] as usize].id.to_string());
+        assert_eq!(page1["data"][0]["id"], dir.services[services[0]].id.to_string());
         assert!(first.iter().any(|f| f.path == format!("{folder}/index.html")));
         let last = listings.render(&ctx, *jobs.last().unwrap()).unwrap();
         let last = json(&last, &format!("{folder}/page/last/index.json"));

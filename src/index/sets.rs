@@ -5,7 +5,7 @@
 //! This module owns the set type only; which sets exist is `index`, how they combine for a
 //! request is `search::run`.
 
-use crate::model::ServiceIx;
+use super::ServiceNo;
 
 /// A set of services, one bit each, over a fixed number of services.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -20,7 +20,7 @@ impl ServiceSet {
     }
 
     /// The set of the given services (each below `services`).
-    pub fn of(services: usize, members: impl IntoIterator<Item = ServiceIx>) -> ServiceSet {
+    pub fn of(services: usize, members: impl IntoIterator<Item = ServiceNo>) -> ServiceSet {
         let mut set = ServiceSet::empty(services);
         for ix in members {
             set.insert(ix);
@@ -35,7 +35,7 @@ impl ServiceSet {
 
     /// Adds `ix`.
     #[inline]
-    pub fn insert(&mut self, ix: ServiceIx) {
+    pub fn insert(&mut self, ix: ServiceNo) {
         if let Some(word) = self.words.get_mut(ix as usize / 64) {
             *word |= 1 << (ix % 64);
         }
@@ -43,7 +43,7 @@ impl ServiceSet {
 
     /// Removes `ix`; whether it was there.
     #[inline]
-    pub fn remove(&mut self, ix: ServiceIx) -> bool {
+    pub fn remove(&mut self, ix: ServiceNo) -> bool {
         match self.words.get_mut(ix as usize / 64) {
             Some(word) => {
                 let bit = 1 << (ix % 64);
@@ -57,7 +57,7 @@ impl ServiceSet {
 
     /// Whether `ix` is in the set.
     #[inline]
-    pub fn contains(&self, ix: ServiceIx) -> bool {
+    pub fn contains(&self, ix: ServiceNo) -> bool {
         self.words.get(ix as usize / 64).is_some_and(|w| w & (1 << (ix % 64)) != 0)
     }
 
@@ -98,23 +98,23 @@ impl ServiceSet {
     }
 
     /// Members, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = ServiceIx> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = ServiceNo> + '_ {
         ones(&self.words)
     }
 }
 
 /// Members of the set whose words are `words`, ascending.
-pub fn ones(words: &[u64]) -> impl Iterator<Item = ServiceIx> + '_ {
+pub fn ones(words: &[u64]) -> impl Iterator<Item = ServiceNo> + '_ {
     members(words.iter().copied())
 }
 
 /// Members of both sets (words `a` and `b`), ascending.
-pub fn ones_within<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = ServiceIx> + 'a {
+pub fn ones_within<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = ServiceNo> + 'a {
     members(a.iter().zip(b).map(|(&x, &y)| x & y))
 }
 
 /// The members a sequence of 64-bit words stands for: bit `b` of word `n` is `64n + b`.
-fn members(words: impl Iterator<Item = u64>) -> impl Iterator<Item = ServiceIx> {
+fn members(words: impl Iterator<Item = u64>) -> impl Iterator<Item = ServiceNo> {
     words.enumerate().flat_map(|(n, word)| {
         let mut rest = word;
         std::iter::from_fn(move || {
@@ -123,7 +123,7 @@ fn members(words: impl Iterator<Item = u64>) -> impl Iterator<Item = ServiceIx> 
             }
             let bit = rest.trailing_zeros();
             rest &= rest - 1;
-            Some(n as ServiceIx * 64 + bit)
+            Some(n as ServiceNo * 64 + bit)
         })
     })
 }

@@ -10,8 +10,9 @@
 use rstar::RTree;
 use rstar::primitives::GeomWithData;
 
+use super::LocationNo;
+use crate::model::Point;
 use crate::model::geo::EARTH_RADIUS_M;
-use crate::model::{LocationIx, Point};
 
 /// A point on the unit sphere.
 pub type UnitVector = [f64; 3];
@@ -52,12 +53,12 @@ pub fn within_radius(chord2: f64, radius_m: f64, exact: impl FnOnce() -> f64) ->
 /// (Search 7). Which locations match by radius is [`super::grid::RadiusGrid`]'s.
 #[derive(Debug, Default)]
 pub struct SpatialIndex {
-    tree: RTree<GeomWithData<UnitVector, LocationIx>>,
+    tree: RTree<GeomWithData<UnitVector, LocationNo>>,
 }
 
 impl SpatialIndex {
     /// Bulk-loads the given points.
-    pub fn of_points(points: Vec<(UnitVector, LocationIx)>) -> SpatialIndex {
+    pub fn of_points(points: Vec<(UnitVector, LocationNo)>) -> SpatialIndex {
         let points = points.into_iter().map(|(p, ix)| GeomWithData::new(p, ix)).collect();
         SpatialIndex { tree: RTree::bulk_load(points) }
     }
@@ -74,7 +75,7 @@ impl SpatialIndex {
 
     /// Every location, nearest to `centre` first, with its squared chord to it (as the tree
     /// computes it: it may differ from [`chord2`] in the last bit).
-    pub fn nearest(&self, centre: &UnitVector) -> impl Iterator<Item = (LocationIx, f64)> + '_ {
+    pub fn nearest(&self, centre: &UnitVector) -> impl Iterator<Item = (LocationNo, f64)> + '_ {
         self.tree.nearest_neighbor_iter_with_distance_2(*centre).map(|(item, d)| (item.data, d))
     }
 }

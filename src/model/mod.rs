@@ -7,6 +7,7 @@
 
 pub mod category;
 pub mod geo;
+mod ix;
 pub mod slug;
 pub mod timestamp;
 
@@ -15,21 +16,17 @@ use uuid::Uuid;
 
 pub use category::{Category, CategoryTree};
 pub use geo::{Point, Postcode, PostcodeDirectory};
+pub use ix::{LocationIx, OrgIx, ServiceIx};
 pub use timestamp::Timestamp;
 
-/// Index of an organisation in [`Directory::organisations`].
-pub type OrgIx = u32;
-/// Index of a service in [`Directory::services`].
-pub type ServiceIx = u32;
-/// Index of a location in [`Directory::locations`].
-pub type LocationIx = u32;
 /// Index of a category in [`CategoryTree::nodes`].
 pub type CategoryIx = u16;
 /// Index of a service area in [`Directory::service_areas`].
 pub type AreaIx = u16;
 
-/// The whole published directory.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The whole published directory. Not serialisable: outputs go through `views`, and the
+/// search index stores its own types (`index/stored.rs`).
+#[derive(Debug, Clone)]
 pub struct Directory {
     /// Published organisations, sorted by id.
     pub organisations: Vec<Organisation>,
@@ -46,7 +43,7 @@ pub struct Directory {
 }
 
 /// An organisation that runs services.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Organisation {
     /// Identifier.
     pub id: Uuid,
@@ -77,7 +74,7 @@ pub struct Organisation {
 }
 
 /// A published service.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Service {
     /// Identifier.
     pub id: Uuid,
@@ -106,7 +103,7 @@ pub struct Service {
 }
 
 /// A place where services are delivered, owned by an organisation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Location {
     /// Identifier.
     pub id: Uuid,
@@ -217,7 +214,7 @@ impl AreaKind {
 impl Directory {
     /// The organisation that runs `service`.
     pub fn organisation_of(&self, service: &Service) -> &Organisation {
-        &self.organisations[service.organisation as usize]
+        &self.organisations[service.organisation]
     }
 
     /// Finds a service by its id.

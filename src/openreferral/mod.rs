@@ -75,11 +75,9 @@ impl Index {
     /// Orders a directory's derived objects.
     pub fn new(dir: &Directory) -> Index {
         let mut service_at_locations: Vec<(Uuid, ServiceIx, LocationIx)> = dir
-            .services
-            .iter()
-            .enumerate()
-            .flat_map(|(s, service)| service.locations.iter().map(move |&l| (s as ServiceIx, l, service.id)))
-            .map(|(s, l, service_id)| (ids::service_at_location(service_id, dir.locations[l as usize].id), s, l))
+            .indexed_services()
+            .flat_map(|(s, service)| service.locations.iter().map(move |&l| (s, l, service.id)))
+            .map(|(s, l, service_id)| (ids::service_at_location(service_id, dir.locations[l].id), s, l))
             .collect();
         service_at_locations.sort_unstable();
         service_at_locations.dedup_by_key(|e| e.0);
@@ -138,7 +136,7 @@ pub fn jobs(ctx: &RenderContext<'_>, oruk: &Index) -> Vec<Job> {
         let n = pages(oruk.len(dir, list), ctx.import_page_size);
         jobs.extend((1..=n).map(|page| Job::Page(list, page)));
     }
-    jobs.extend((0..dir.services.len() as ServiceIx).map(Job::Service));
+    jobs.extend(ServiceIx::all(dir.services.len()).map(Job::Service));
     jobs.extend((0..dir.organisations.len() as u32).map(Job::Organization));
     jobs.extend((0..oruk.service_at_locations.len()).map(Job::ServiceAtLocation));
     jobs.extend((0..oruk.terms.len()).map(Job::TaxonomyTerm));
@@ -170,7 +168,7 @@ pub fn render(ctx: &RenderContext<'_>, oruk: &Index, job: Job) -> Result<Vec<Out
             Ok(files)
         }
         Job::Service(ix) => {
-            let service = &dir.services[ix as usize];
+            let service = &dir.services[ix];
             let view = ServiceView::new(dir, publication, service, ServiceDepth::Full);
             object(List::Services, service.id, &service.name, &view)
         }
@@ -180,8 +178,8 @@ pub fn render(ctx: &RenderContext<'_>, oruk: &Index, job: Job) -> Result<Vec<Out
         }
         Job::ServiceAtLocation(pos) => {
             let (id, s, l) = oruk.service_at_locations[pos];
-            let service = &dir.services[s as usize];
-            let view = ServiceAtLocationView::new(dir, publication, service, &dir.locations[l as usize], true);
+            let service = &dir.services[s];
+            let view = ServiceAtLocationView::new(dir, publication, service, &dir.locations[l], true);
             object(List::ServiceAtLocations, id, &service.name, &view)
         }
         Job::Taxonomy => {
@@ -223,8 +221,8 @@ fn render_page(ctx: &RenderContext<'_>, oruk: &Index, list: List, n: usize) -> R
         List::ServiceAtLocations => oruk.service_at_locations[range]
             .iter()
             .map(|&(_, s, l)| {
-                let service = &dir.services[s as usize];
-                value(&ServiceAtLocationView::list(dir, publication, service, &dir.locations[l as usize]))
+                let service = &dir.services[s];
+                value(&ServiceAtLocationView::list(dir, publication, service, &dir.locations[l]))
             })
             .collect::<Result<_, _>>()?,
         List::Organizations => dir.organisations[range]

@@ -10,7 +10,7 @@ use super::views::{
     AddressView, ContactView, OrganizationView, ServiceAtLocationView, ServiceDepth, ServiceView, TaxonomyTermView,
     TaxonomyView,
 };
-use crate::model::Directory;
+use crate::model::{Directory, LocationIx};
 use crate::views::Publication;
 
 /// A column's type in Table Schema terms.
@@ -383,16 +383,15 @@ pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(T
         }
     }
     for &(_, s, l) in &index.service_at_locations {
-        let view =
-            ServiceAtLocationView::new(dir, publication, &dir.services[s as usize], &dir.locations[l as usize], false);
+        let view = ServiceAtLocationView::new(dir, publication, &dir.services[s], &dir.locations[l], false);
         push("service_at_location", to_value(&view));
     }
     // Locations that some service uses: the others are not published through any service.
-    let mut used: Vec<u32> = index.service_at_locations.iter().map(|&(_, _, l)| l).collect();
+    let mut used: Vec<LocationIx> = index.service_at_locations.iter().map(|&(_, _, l)| l).collect();
     used.sort_unstable();
     used.dedup();
     for l in used {
-        let location = &dir.locations[l as usize];
+        let location = &dir.locations[l];
         push("location", to_value(&super::views::LocationView::new(location, false)));
         push("address", to_value(&AddressView::new(location)));
     }

@@ -1,7 +1,7 @@
 //! The order of the results and the cutting of one page out of them (behaviour.md, Search
 //! 7–8): what a search does once it has its matches.
 
-use crate::model::ServiceIx;
+use crate::index::ServiceNo;
 
 /// A page past the end, page 0, or a page that is not a number (behaviour.md, Errors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -12,7 +12,7 @@ pub struct InvalidPage;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
     /// The service.
-    pub service: ServiceIx,
+    pub service: ServiceNo,
     /// Squared chord from the postcode to the service's nearest location (orders exactly
     /// like great-circle distance); infinite for a service without locations.
     pub distance_key: f64,

@@ -238,5 +238,5 @@ pub(crate) fn area_views<'a>(
 }
 
 pub(crate) fn location_views<'a>(dir: &'a Directory, ixs: &[crate::model::LocationIx]) -> Vec<LocationView<'a>> {
-    ixs.iter().map(|&ix| LocationView::new(&dir.locations[ix as usize])).collect()
+    ixs.iter().map(|&ix| LocationView::new(&dir.locations[ix])).collect()
 }

@@ -178,7 +178,7 @@ impl<'a> OrganisationView<'a> {
                 .services
                 .iter()
                 .map(|&ix| {
-                    let s = &dir.services[ix as usize];
+                    let s = &dir.services[ix];
                     ServiceSummary {
                         id: s.id,
                         text: ServiceText::of(s),

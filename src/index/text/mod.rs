@@ -31,7 +31,8 @@ mod words;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Directory, ServiceIx};
+use crate::index::ServiceNo;
+use crate::model::Directory;
 pub use words::{
     FIELD_CATEGORY, FIELD_DESCRIPTION, FIELD_NAME, STOP_WORDS, allowance, field_weight_halves, is_stop_word,
     osa_within, query_words, stem, words,
@@ -114,7 +115,7 @@ pub struct TextIndex {
     post_start: Vec<u32>,
     /// Services, ascending within each list.
     #[serde(with = "crate::index::packed")]
-    post_service: Vec<ServiceIx>,
+    post_service: Vec<ServiceNo>,
     /// Field bits ([`FIELD_NAME`], ...) of the word in that service.
     #[serde(with = "crate::index::packed")]
     post_fields: Vec<u8>,
@@ -124,7 +125,7 @@ impl TextIndex {
     /// Indexes every service of `dir`.
     pub fn build(dir: &Directory) -> TextIndex {
         use std::collections::HashMap;
-        let mut postings: HashMap<String, Vec<(ServiceIx, u8)>> = HashMap::new();
+        let mut postings: HashMap<String, Vec<(ServiceNo, u8)>> = HashMap::new();
         let mut per_service: Vec<(String, u8)> = Vec::new();
         for (ix, service) in dir.services.iter().enumerate() {
             per_service.clear();
@@ -145,11 +146,11 @@ impl TextIndex {
                     j += 1;
                 }
                 let word = std::mem::take(&mut per_service[i].0);
-                postings.entry(word).or_default().push((ix as ServiceIx, fields));
+                postings.entry(word).or_default().push((ix as ServiceNo, fields));
                 i = j;
             }
         }
-        let mut sorted: Vec<(String, Vec<(ServiceIx, u8)>)> = postings.into_iter().collect();
+        let mut sorted: Vec<(String, Vec<(ServiceNo, u8)>)> = postings.into_iter().collect();
         sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
 
         let term_stems: Vec<String> = sorted.iter().map(|(w, _)| stem(w).into_owned()).collect();
@@ -339,16 +340,16 @@ impl TextLookup {
     }
 
     /// Services where `word` matches, ascending, each with the fields it matches in.
-    pub fn lookup(&self, word: &str) -> Vec<(ServiceIx, u8)> {
+    pub fn lookup(&self, word: &str) -> Vec<(ServiceNo, u8)> {
         self.lookup_among(word, |_| true)
     }
 
     /// [`TextLookup::lookup`] of only the services `keep` says yes to: filtered before the
     /// posting lists of the word's terms are merged, so that a common word (whose terms
     /// list much of the directory) costs what the services in question cost.
-    pub fn lookup_among(&self, word: &str, keep: impl Fn(ServiceIx) -> bool) -> Vec<(ServiceIx, u8)> {
+    pub fn lookup_among(&self, word: &str, keep: impl Fn(ServiceNo) -> bool) -> Vec<(ServiceNo, u8)> {
         let terms = self.matching_terms(word);
-        let mut out: Vec<(ServiceIx, u8)> = Vec::new();
+        let mut out: Vec<(ServiceNo, u8)> = Vec::new();
         for &t in &terms {
             let range = self.stored.post_start[t as usize] as usize..self.stored.post_start[t as usize + 1] as usize;
             out.extend(

@@ -154,7 +154,7 @@ impl<'a> OrganizationView<'a> {
         view.services = some_items(
             org.services
                 .iter()
-                .map(|&ix| ServiceView::new(dir, publication, &dir.services[ix as usize], ServiceDepth::InOrganization))
+                .map(|&ix| ServiceView::new(dir, publication, &dir.services[ix], ServiceDepth::InOrganization))
                 .collect(),
         );
         view
@@ -262,9 +262,7 @@ impl<'a> ServiceView<'a> {
                     service
                         .locations
                         .iter()
-                        .map(|&ix| {
-                            ServiceAtLocationView::new(dir, publication, service, &dir.locations[ix as usize], false)
-                        })
+                        .map(|&ix| ServiceAtLocationView::new(dir, publication, service, &dir.locations[ix], false))
                         .collect()
                 })
                 .and_then(some_items),
