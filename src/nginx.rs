@@ -150,16 +150,14 @@ impl NginxConfig {
             search => &self.search,
             daemon_off => self.daemon_off,
             search_paths => search_paths,
-            import_folder => paths::IMPORT,
-            root_folder => paths::ROOT,
-            oruk_folder => crate::openreferral::FOLDER,
+            folder_pattern => crate::api::routes::folder_pattern(),
+            aliases => crate::api::routes::aliases().into_iter().collect::<Vec<_>>(),
+            paged_pattern => crate::api::routes::paged_pattern(),
             exact_files => routing::EXACT_FILES
                 .iter()
                 .map(|&(path, content_type, gzip)| context! { path => path, content_type => content_type, gzip => gzip })
                 .collect::<Vec<_>>(),
-            changes_folder => crate::urls::CHANGES,
             listing_pattern => crate::api::routes::listing_pattern(),
-            oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
             last_page => PageNumber::LAST,
             max_accept => crate::api::negotiate::MAX_ACCEPT_BYTES,
             max_key => routing::MAX_KEY_LEN,

@@ -35,10 +35,11 @@ pub fn paged_folders() -> Vec<String> {
 /// [`super::routing::LISTINGS`] allows it, then the listing's segment. Each is paged as the
 /// import.
 pub fn listing_pattern() -> String {
-    use super::routing::{MAX_AREA_CODE_LEN, MAX_KEY_LEN};
+    use super::routing::MAX_AREA_CODE_LEN;
     format!(
-        "(?:{}/[a-z0-9-]{{1,{MAX_KEY_LEN}}}|{}/[A-Z0-9]{{1,{MAX_AREA_CODE_LEN}}})/{}",
+        "(?:{}/{}|{}/[A-Z0-9]{{1,{MAX_AREA_CODE_LEN}}})/{}",
         paths::CATEGORIES_V4,
+        key_pattern(),
         paths::SERVICE_AREAS_V4,
         paths::LISTING
     )
@@ -78,6 +79,27 @@ pub fn aliases() -> std::collections::BTreeMap<String, &'static str> {
     ]
     .into_iter()
     .collect()
+}
+
+/// The key of a keyed folder as a regular expression nginx and JavaScript read alike: what
+/// [`super::routing::route`] takes for an id or a slug.
+fn key_pattern() -> String {
+    format!("[a-z0-9-]{{1,{}}}", super::routing::MAX_KEY_LEN)
+}
+
+/// Every endpoint that is one folder, as one regular expression nginx and JavaScript read
+/// alike (path without the leading slash): each of [`resource_folders`], and a key under
+/// each of [`keyed_prefixes`]. The folders' names need no escaping: a test checks that they
+/// hold only letters, digits, `-`, `_` and `/`.
+pub fn folder_pattern() -> String {
+    let mut alternatives: Vec<String> = resource_folders().into_iter().map(str::to_owned).collect();
+    alternatives.extend(keyed_prefixes().into_iter().map(|prefix| format!("{prefix}{}", key_pattern())));
+    format!("(?:{})", alternatives.join("|"))
+}
+
+/// [`paged_folders`] as one regular expression (see [`folder_pattern`]).
+pub fn paged_pattern() -> String {
+    format!("(?:{})", paged_folders().join("|"))
 }
 
 /// Files served as they are at their own path (exactly as written, leading slash), whatever
@@ -140,6 +162,22 @@ mod tests {
             assert_eq!(get(&path, None), Route::Static(Answer::Download { path: rel, content_type }), "{path}");
         }
         assert!(SEARCH_PATHS.iter().all(|p| !ERRORS_FOLDER.contains(p)));
+        // The patterns hold the folders as they are: nothing in a name that a regular
+        // expression would read otherwise.
+        let plain = |name: &str| name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_/".contains(&b));
+        assert!(resource_folders().into_iter().chain(keyed_prefixes().iter().map(String::as_str)).all(plain));
+        assert!(paged_folders().iter().all(|f| plain(f)));
+        let folders = regex::Regex::new(&format!("^{}$", folder_pattern())).expect("a regular expression");
+        let paged = regex::Regex::new(&format!("^{}$", paged_pattern())).expect("a regular expression");
+        for rel in ["api/v4/services/a-b-1", "api/v4/categories", "api", "openreferral/services/x", "openreferral"] {
+            assert!(folders.is_match(rel) && !paged.is_match(rel), "{rel}");
+        }
+        for rel in ["api/v4/services", "api/v4/services/A", "api/v4", "openreferral/services"] {
+            assert!(!folders.is_match(rel), "{rel}");
+        }
+        for rel in paged_folders() {
+            assert!(paged.is_match(&rel) && !folders.is_match(&rel), "{rel}");
+        }
         // The listings' pattern admits exactly the folders `route` pages.
         let pattern = regex::Regex::new(&format!("^{}$", listing_pattern())).expect("a regular expression");
         let long = "a".repeat(super::super::routing::MAX_KEY_LEN + 1);
