@@ -3,7 +3,7 @@
 //! operations, and `count` is a population count (issue 12).
 //!
 //! This module owns the set type only; which sets exist is `index`, how they combine for a
-//! request is `search::run`.
+//! request is `search::matches`.
 
 use super::ServiceNo;
 

@@ -113,7 +113,8 @@ pub(super) fn symlink(_target: &Path, _link: &Path) -> io::Result<()> {
 }
 
 /// Swaps two paths: atomically with `renameat2(RENAME_EXCHANGE)` where the kernel and file
-/// system offer it, else by two renames.
+/// system offer it, else by three renames (one path moved aside, the other into its place, the
+/// first back).
 pub(super) fn exchange(a: &Path, b: &Path) -> Result<(), WriteError> {
     #[cfg(target_os = "linux")]
     {

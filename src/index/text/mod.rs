@@ -1,7 +1,8 @@
 //! The inverted text index behind `q`: words, stems, fuzzy terms (behaviour.md, Search 4).
 //!
 //! This module owns what a "word" is and when a query word matches a word of a service; it
-//! does not decide the postcode rule, filters or order (`search::run` does).
+//! does not decide the postcode rule or the filters (`search::matches`) nor the order
+//! (`search::page`).
 //!
 //! # Words
 //! Text is folded to ASCII with `deunicode` (so `Còmhla` and `comhla` are the same word),
