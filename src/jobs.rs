@@ -32,7 +32,7 @@ pub enum JobError {
 
 /// The shape of every output family: its work in a build as jobs, in a fixed order, and
 /// the files of one job. Jobs are independent of each other, so they run in parallel.
-pub trait Family {
+pub(crate) trait Family {
     /// One unit of the family's work.
     type Job: Copy;
     /// Every job of a full build, in a fixed order.
@@ -54,7 +54,7 @@ impl Family for RenderContext<'_> {
 
 /// The OpenAPI document (`/api/openapi.json`, `/api/openapi/`) and its reference page.
 #[derive(Debug, Clone, Copy)]
-pub struct OpenApi<'a> {
+pub(crate) struct OpenApi<'a> {
     /// The API's public origin, the document's server.
     pub base_url: &'a str,
 }
@@ -78,7 +78,7 @@ impl Family for OpenApi<'_> {
 
 /// The bulk downloads (`crate::downloads`).
 #[derive(Debug, Clone, Copy)]
-pub struct Downloads<'a> {
+pub(crate) struct Downloads<'a> {
     /// The model and publication.
     pub ctx: RenderContext<'a>,
     /// The Open Referral UK lists' order (the tabular package's).
@@ -108,7 +108,7 @@ impl Family for Downloads<'_> {
 
 /// The Open Referral UK API (`crate::openreferral`).
 #[derive(Debug, Clone, Copy)]
-pub struct OpenReferral<'a> {
+pub(crate) struct OpenReferral<'a> {
     /// The model, publication and paging.
     pub ctx: RenderContext<'a>,
     /// The order of its lists.
@@ -127,7 +127,7 @@ impl Family for OpenReferral<'_> {
 
 /// A category's or a service area's listing of services (`crate::listings`).
 #[derive(Debug, Clone, Copy)]
-pub struct ListingPages<'a> {
+pub(crate) struct ListingPages<'a> {
     /// The model, publication and paging.
     pub ctx: RenderContext<'a>,
     /// The services of each listing.
@@ -147,7 +147,7 @@ impl Family for ListingPages<'_> {
 /// The change record (`crate::changes`): its pages and its state, once the build's other
 /// files are written (it records which of them changed).
 #[derive(Debug, Clone, Copy)]
-pub struct ChangeRecord<'a> {
+pub(crate) struct ChangeRecord<'a> {
     /// Its entries, newest first.
     pub builds: &'a [Entry],
     /// The state it records.
@@ -168,7 +168,7 @@ impl Family for ChangeRecord<'_> {
 
 /// One unit of rendering work, of any family but the change record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Job {
+pub(crate) enum Job {
     /// A v4 or v3 answer (`crate::render`).
     Api(crate::render::Job),
     /// The OpenAPI document and its reference page.
@@ -184,7 +184,7 @@ pub enum Job {
 /// What every family's jobs read: the rendering context and the Open Referral UK lists'
 /// order (also the tabular package's).
 #[derive(Debug, Clone, Copy)]
-pub struct Jobs<'a> {
+pub(crate) struct Jobs<'a> {
     /// The model, publication and paging.
     pub ctx: RenderContext<'a>,
     /// The order of the Open Referral UK lists.
@@ -211,7 +211,7 @@ impl<'a> Jobs<'a> {
     }
 
     /// Every job of a full build, in a fixed order: the one list of the families.
-    pub fn all(&self) -> Vec<Job> {
+    pub(crate) fn all(&self) -> Vec<Job> {
         let mut jobs: Vec<Job> = Family::jobs(&self.ctx).into_iter().map(Job::Api).collect();
         jobs.extend(self.open_api().jobs().into_iter().map(|()| Job::OpenApi));
         jobs.extend(self.downloads().jobs().into_iter().map(|()| Job::Downloads));
@@ -221,7 +221,7 @@ impl<'a> Jobs<'a> {
     }
 
     /// Renders one job's files.
-    pub fn render(&self, job: Job) -> Result<Vec<OutputFile>, JobError> {
+    pub(crate) fn render(&self, job: Job) -> Result<Vec<OutputFile>, JobError> {
         match job {
             Job::Api(job) => Family::render(&self.ctx, job),
             Job::OpenApi => self.open_api().render(()),

@@ -10,13 +10,13 @@
 //! changes here, once; the end-to-end suite (`tests/e2e`) checks that they answer alike.
 
 pub mod bodies;
-pub mod error;
+pub(crate) mod error;
 pub mod headers;
-pub mod html;
+pub(crate) mod html;
 pub mod negotiate;
 pub mod objects;
-pub mod path;
-pub mod query;
+pub(crate) mod path;
+pub(crate) mod query;
 pub mod routes;
 pub mod routing;
 

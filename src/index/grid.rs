@@ -21,7 +21,7 @@ const BAND_DEGREES: f64 = 0.01;
 
 /// Area-less services' locations, by band of latitude then longitude.
 #[derive(Debug, Default)]
-pub struct RadiusGrid {
+pub(crate) struct RadiusGrid {
     /// Band of the first band held.
     first_band: i64,
     /// Entries of band `first_band + b` are `band_start[b]..band_start[b + 1]`.
@@ -44,7 +44,7 @@ impl RadiusGrid {
     /// The grid of the given (location, service) pairs, `points[location]` being where each
     /// location is and `units[location]` its [`unit_vector`]. Pairs of locations out of
     /// range are left out.
-    pub fn new(
+    pub(crate) fn new(
         points: &[Point],
         units: &[UnitVector],
         pairs: impl Iterator<Item = (LocationNo, ServiceNo)>,
@@ -79,12 +79,12 @@ impl RadiusGrid {
     }
 
     /// Number of (location, service) entries.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.services.len()
     }
 
     /// Whether the grid has no entry.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.services.is_empty()
     }
 
@@ -93,7 +93,7 @@ impl RadiusGrid {
     /// in band then longitude order; a service with several such locations is found once
     /// for each. `tick` is called once per entry looked at and stops the scan at its first
     /// error.
-    pub fn within<E>(
+    pub(crate) fn within<E>(
         &self,
         points: &[Point],
         centre: Point,

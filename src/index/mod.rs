@@ -33,12 +33,12 @@
 mod csr;
 mod derive;
 mod file;
-pub mod grid;
-pub mod packed;
-pub mod postcodes;
-pub mod published;
-pub mod sets;
-pub mod spatial;
+pub(crate) mod grid;
+pub(crate) mod packed;
+pub(crate) mod postcodes;
+pub(crate) mod published;
+pub(crate) mod sets;
+pub(crate) mod spatial;
 mod stored;
 pub mod text;
 

@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// Most errors reported by one run; the rest are counted.
-pub const MAX_REPORTED: usize = 200;
+pub(crate) const MAX_REPORTED: usize = 200;
 
 /// One problem in the dataset.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 //! field, not the rules between records (uniqueness, references, slugs), which belong to
 //! [`crate::validate`]. Every problem of a run is collected, not only the first.
 
-pub mod error;
+pub(crate) mod error;
 pub mod postcodes;
-pub mod records;
+pub(crate) mod records;
 pub mod writer;
 
 use std::fs;

@@ -5,11 +5,11 @@
 //! sorted by id, with references resolved to indices. It owns no I/O and no output shapes
 //! (those are in `views`).
 
-pub mod category;
-pub mod geo;
+pub(crate) mod category;
+pub(crate) mod geo;
 mod ix;
-pub mod slug;
-pub mod timestamp;
+pub(crate) mod slug;
+pub(crate) mod timestamp;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;

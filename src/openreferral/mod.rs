@@ -7,9 +7,9 @@
 //! ([`Index`]), and the files of each piece of work ([`Job`]); `crate::jobs` runs the jobs
 //! beside the other families'. README, "Open Referral UK", lists what maps where and what has no home.
 
-pub mod openapi;
+pub(crate) mod openapi;
 pub mod tables;
-pub mod views;
+pub(crate) mod views;
 
 use uuid::Uuid;
 
@@ -60,7 +60,8 @@ pub mod ids {
     }
 }
 
-pub use crate::urls::openreferral::{self as paths, List};
+pub(crate) use crate::urls::openreferral as paths;
+pub use crate::urls::openreferral::List;
 
 /// The order of every list: by id, as the profile's ids are compared.
 #[derive(Debug, Clone, Default)]
@@ -261,7 +262,7 @@ fn render_page(ctx: &RenderContext<'_>, oruk: &Index, list: List, n: usize) -> R
 mod erased {
     use crate::render::RenderError;
 
-    pub trait Body {
+    pub(super) trait Body {
         fn value(&self, path: &str) -> Result<serde_json::Value, RenderError>;
     }
 

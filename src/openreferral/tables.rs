@@ -441,7 +441,7 @@ fn cell(value: &Value) -> String {
 
 /// Any view as a JSON value (the views are `Serialize`; serialising them cannot fail).
 mod erased_serialize {
-    pub trait Serialize {
+    pub(super) trait Serialize {
         fn value(&self) -> serde_json::Value;
     }
 

@@ -17,10 +17,10 @@
 //! manifest, so it uploads only what is still missing or different and deletes what an
 //! interrupted run left behind.
 
-pub mod local;
-pub mod plan;
+pub(crate) mod local;
+pub(crate) mod plan;
 pub mod report;
-pub mod store;
+pub(crate) mod store;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -8,8 +8,8 @@
 //! of every output family (this one, Open Referral UK, OpenAPI, the downloads) is
 //! `crate::jobs`'s.
 
-pub mod form;
-pub mod map;
+pub(crate) mod form;
+pub(crate) mod map;
 
 use serde::Serialize;
 
@@ -73,7 +73,7 @@ pub enum Job {
 }
 
 /// Where the static files live: the URL space (`crate::urls`).
-pub use crate::urls as paths;
+pub(crate) use crate::urls as paths;
 
 /// Everything a job reads.
 #[derive(Debug, Clone, Copy)]

@@ -6,7 +6,7 @@
 
 mod deadline;
 mod matches;
-pub mod page;
+pub(crate) mod page;
 pub mod params;
 pub mod run;
 

@@ -39,7 +39,7 @@ pub struct ResultPage {
 
 /// Orders just enough of `hits` to cut out page `page` of `size` (Search 7–8): what a
 /// search does with every match in hand.
-pub fn cut_page(mut hits: Vec<Hit>, page: u64, size: usize) -> Result<ResultPage, InvalidPage> {
+pub(crate) fn cut_page(mut hits: Vec<Hit>, page: u64, size: usize) -> Result<ResultPage, InvalidPage> {
     let count = hits.len();
     let (start, end) = page_bounds(page, size, count)?;
     select_page(&mut hits, start, end);
@@ -82,7 +82,7 @@ pub(super) fn select_page(hits: &mut Vec<Hit>, start: usize, end: usize) {
 
 /// Search 7: nearest location first, services without location last; then relevance
 /// (descending), name, id.
-pub fn compare(a: &Hit, b: &Hit) -> std::cmp::Ordering {
+pub(crate) fn compare(a: &Hit, b: &Hit) -> std::cmp::Ordering {
     a.distance_key
         .total_cmp(&b.distance_key)
         .then_with(|| b.relevance_halves.cmp(&a.relevance_halves))

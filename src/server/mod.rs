@@ -15,12 +15,12 @@
 
 pub mod connections;
 pub mod follow;
-pub mod limits;
+pub(crate) mod limits;
 pub mod log;
-pub mod operator;
+pub(crate) mod operator;
 pub mod reload;
-pub mod respond;
-pub mod state;
+pub(crate) mod respond;
+pub(crate) mod state;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -29,7 +29,7 @@ impl IntoResponse for ApiError {
 }
 
 /// Adds the headers `error`'s status calls for ([`ApiError::extra_headers`]) to `response`.
-pub fn with_error_headers(error: &ApiError, mut response: Response) -> Response {
+pub(crate) fn with_error_headers(error: &ApiError, mut response: Response) -> Response {
     for (name, value) in error.extra_headers() {
         response.headers_mut().insert(HeaderName::from_static(name), HeaderValue::from_static(value));
     }

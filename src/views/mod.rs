@@ -5,7 +5,7 @@
 //! shape. The views own no logic beyond choosing fields and their forms (api-spec.md,
 //! behaviour.md "Timestamps and shapes").
 
-pub mod root;
+pub(crate) mod root;
 pub mod v3;
 pub mod v4;
 
