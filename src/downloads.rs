@@ -123,7 +123,11 @@ pub(crate) fn locations_geojson(dir: &Directory) -> Result<Vec<u8>, DownloadErro
 
 /// `openreferral-uk.zip`: `datapackage.json` at the root, then one CSV per table of the
 /// profile (header row, then rows in id order; empty tables have the header only).
-pub(crate) fn openreferral_zip(dir: &Directory, publication: &Publication, index: &Index) -> Result<Vec<u8>, DownloadError> {
+pub(crate) fn openreferral_zip(
+    dir: &Directory,
+    publication: &Publication,
+    index: &Index,
+) -> Result<Vec<u8>, DownloadError> {
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
         .last_modified_time(zip::DateTime::default())

@@ -12,7 +12,7 @@ use crate::views::v4::{PagedEnvelope, ServiceContext, ServiceView};
 /// The services of every listing, in id order (the directory's order), found once per
 /// build so that no page scans the services.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Listings {
+pub(crate) struct Listings {
     /// Per category node: the services tagged with it or with a node below it.
     categories: Vec<Vec<ServiceIx>>,
     /// Per service area: the services with it.
@@ -30,7 +30,7 @@ pub enum Job {
 
 impl Listings {
     /// The listings of a directory.
-    pub fn of(dir: &Directory) -> Listings {
+    pub(crate) fn of(dir: &Directory) -> Listings {
         let mut categories = vec![Vec::new(); dir.categories.nodes.len()];
         let mut areas = vec![Vec::new(); dir.service_areas.len()];
         let mut above: Vec<CategoryIx> = Vec::new();
@@ -61,17 +61,17 @@ impl Listings {
     }
 
     /// The services of a category's listing.
-    pub fn of_category(&self, category: CategoryIx) -> &[ServiceIx] {
+    pub(crate) fn of_category(&self, category: CategoryIx) -> &[ServiceIx] {
         &self.categories[category as usize]
     }
 
     /// The services of a service area's listing.
-    pub fn of_area(&self, area: AreaIx) -> &[ServiceIx] {
+    pub(crate) fn of_area(&self, area: AreaIx) -> &[ServiceIx] {
         &self.areas[area as usize]
     }
 
     /// Every page of every listing, categories first, in a fixed order.
-    pub fn jobs(&self, page_size: usize) -> Vec<Job> {
+    pub(crate) fn jobs(&self, page_size: usize) -> Vec<Job> {
         let pages = |services: &[ServiceIx]| 1..=page_count(services.len(), page_size);
         let categories = self
             .categories
@@ -88,7 +88,7 @@ impl Listings {
 
     /// The files of one page: its folder, and the listing's own folder for page 1 and
     /// `page/last` for the last page.
-    pub fn render(&self, ctx: &RenderContext<'_>, job: Job) -> Result<Vec<OutputFile>, RenderError> {
+    pub(crate) fn render(&self, ctx: &RenderContext<'_>, job: Job) -> Result<Vec<OutputFile>, RenderError> {
         let dir = ctx.dir;
         let (folder, services, title, n) = match job {
             Job::Category(c, n) => {

@@ -76,7 +76,7 @@ pub struct NginxConfig {
 }
 
 /// The default of [`NginxConfig::search_cache_mb`].
-pub const SEARCH_CACHE_MB: u32 = 256;
+pub(crate) const SEARCH_CACHE_MB: u32 = 256;
 
 /// The `max-age` of a `Cache-Control` value, in seconds (0 when it has none).
 pub fn max_age(cache_control: &str) -> u64 {
@@ -186,7 +186,7 @@ impl NginxConfig {
 }
 
 /// Body of the 503 nginx sends when no search server answers (DRF's `ServiceUnavailable`).
-pub const UNAVAILABLE: &str = r#"{"detail":"Service temporarily unavailable, try again later."}"#;
+pub(crate) const UNAVAILABLE: &str = r#"{"detail":"Service temporarily unavailable, try again later."}"#;
 
 /// Checks `HOST:PORT`: a host name or IPv4 address, or an IPv6 address in brackets, and a
 /// port from 1 to 65535. Nothing else can reach the configuration's text.

@@ -35,16 +35,6 @@ pub(crate) struct HtmlView<'a> {
 pub(crate) enum Body<'a> {
     /// A JSON tree.
     Value(&'a serde_json::Value),
-    /// JSON text, shown as it is read, without building a tree (the search's pages: parsing
-    /// them into a tree cost more than the search itself), with its paging links.
-    Encoded {
-        /// The JSON text.
-        json: &'a [u8],
-        /// `next`, if any.
-        next: Option<String>,
-        /// `previous`, if any.
-        previous: Option<String>,
-    },
     /// Its markup, already written ([`page_html_from_json`]), with its paging links.
     Markup {
         /// The markup, as a safe string (shown as it is, shared without a copy).
@@ -86,24 +76,15 @@ pub(crate) struct FrontPage {
 impl<'a> HtmlView<'a> {
     /// The view of a JSON answer: the headers shown are those every JSON answer carries
     /// ([`crate::api::headers::json_headers`]).
-    pub(crate) fn of_json(title: &str, request: String, status: u16, body: &'a serde_json::Value, json_url: String) -> Self {
-        let headers = crate::api::headers::json_headers();
-        let body = Body::Value(body);
-        HtmlView { title: title.to_owned(), request, status, headers, body, json_url, extras: Extras::default() }
-    }
-
-    /// The view of a JSON answer given as text, shown without building a tree.
-    pub(crate) fn of_encoded(
+    pub(crate) fn of_json(
         title: &str,
         request: String,
         status: u16,
-        json: &'a [u8],
-        links: (Option<String>, Option<String>),
+        body: &'a serde_json::Value,
         json_url: String,
     ) -> Self {
         let headers = crate::api::headers::json_headers();
-        let (next, previous) = links;
-        let body = Body::Encoded { json, next, previous };
+        let body = Body::Value(body);
         HtmlView { title: title.to_owned(), request, status, headers, body, json_url, extras: Extras::default() }
     }
 
@@ -133,7 +114,7 @@ impl<'a> HtmlView<'a> {
 /// Why rendering failed.
 #[derive(Debug, thiserror::Error)]
 pub enum HtmlError {
-    /// The JSON text of a [`Body::Encoded`] is not JSON.
+    /// The JSON text given ([`page_html_from_json`]) is not JSON.
     #[error("the body is not JSON: {0}")]
     Json(#[from] serde_json::Error),
     /// A template failed.
@@ -188,9 +169,6 @@ pub(crate) fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
             let link = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
             (minijinja::Value::from_safe_string(body_html(value)), link("previous"), link("next"))
         }
-        Body::Encoded { json, next, previous } => {
-            (minijinja::Value::from_safe_string(body_html_from_json(json)?), previous.clone(), next.clone())
-        }
         Body::Markup { html, next, previous } => (html.clone(), previous.clone(), next.clone()),
     };
     let template =
@@ -228,6 +206,7 @@ pub(crate) fn body_html(body: &serde_json::Value) -> String {
 /// a walk over the bytes that copies each plain string as it stands in the text
 /// (strings with JSON escapes and all numbers are read by serde_json); text that walk does
 /// not take is read by serde_json, which then also says what is wrong with it.
+#[cfg(test)]
 pub(crate) fn body_html_from_json(json: &[u8]) -> Result<String, serde_json::Error> {
     Ok(page_html_from_json(json)?.0)
 }
@@ -242,8 +221,8 @@ pub(crate) struct PageResult<'t> {
     pub locations: Vec<(f64, f64)>,
 }
 
-/// [`body_html_from_json`] of a page of results, with what its map needs, read in the same
-/// walk: the name and locations of each result of its `data` (v4) or `results` (v3) list.
+/// [`body_html`] of a page of results given as JSON text, written as the text is read (the
+/// tree is never built), with what its map needs, read in the same walk: the name and locations of each result of its `data` (v4) or `results` (v3) list.
 /// None for the results when the text has no such list or a result lacks its `name` or a
 /// location its `latitude` or `longitude` as a number (the caller then reads them itself).
 pub(crate) fn page_html_from_json(json: &[u8]) -> Result<(String, Option<Vec<PageResult<'_>>>), serde_json::Error> {
@@ -260,7 +239,7 @@ pub(crate) fn page_html_from_json(json: &[u8]) -> Result<(String, Option<Vec<Pag
     Ok((out, None))
 }
 
-/// [`body_html_from_json`] through serde_json's reader (with [`MarkupSeed`]).
+/// The markup of [`page_html_from_json`] through serde_json's reader (with [`MarkupSeed`]).
 fn body_html_by_serde(json: &[u8], out: &mut String) -> Result<(), serde_json::Error> {
     use serde::de::DeserializeSeed;
     let mut de = serde_json::Deserializer::from_slice(json);

@@ -10,20 +10,20 @@ use crate::urls as paths;
 pub const SEARCH_PATHS: [&str; 2] = super::routing::SEARCH_PATHS;
 
 /// The folder of the 404 bodies.
-pub const ERRORS_FOLDER: &str = paths::ERRORS;
+pub(crate) const ERRORS_FOLDER: &str = paths::ERRORS;
 
 /// Methods an endpoint answers; any other is 405.
-pub const ALLOWED_METHODS: [&str; 3] = ["GET", "HEAD", "OPTIONS"];
+pub(crate) const ALLOWED_METHODS: [&str; 3] = ["GET", "HEAD", "OPTIONS"];
 
 /// Methods refused on every path before routing (nginx does so itself).
-pub const EARLY_405_METHODS: [&str; 2] = ["TRACE", "CONNECT"];
+pub(crate) const EARLY_405_METHODS: [&str; 2] = ["TRACE", "CONNECT"];
 
 /// Smallest body that is gzipped (nginx's `gzip_min_length`).
-pub const GZIP_MIN_LENGTH: u64 = 256;
+pub(crate) const GZIP_MIN_LENGTH: u64 = 256;
 
 /// Lists paged with `?page=N` / `?page=last` (path without the leading slash): page 1 in the
 /// folder, the others in `<folder>/page/<N or last>`.
-pub fn paged_folders() -> Vec<String> {
+pub(crate) fn paged_folders() -> Vec<String> {
     use crate::urls::openreferral::{self as oruk, List};
     let mut folders = vec![paths::IMPORT.to_owned(), crate::urls::CHANGES.to_owned()];
     folders.extend(List::ALL.into_iter().map(oruk::list));
@@ -34,7 +34,7 @@ pub fn paged_folders() -> Vec<String> {
 /// nginx and JavaScript read alike: the folder above the keys, a key as
 /// [`super::routing::LISTINGS`] allows it, then the listing's segment. Each is paged as the
 /// import.
-pub fn listing_pattern() -> String {
+pub(crate) fn listing_pattern() -> String {
     use super::routing::MAX_AREA_CODE_LEN;
     format!(
         "(?:{}/{}|{}/[A-Z0-9]{{1,{MAX_AREA_CODE_LEN}}})/{}",
@@ -46,7 +46,7 @@ pub fn listing_pattern() -> String {
 }
 
 /// The endpoints that are one folder each (path without the leading slash).
-pub fn resource_folders() -> Vec<&'static str> {
+pub(crate) fn resource_folders() -> Vec<&'static str> {
     use crate::urls::openreferral as oruk;
     vec![
         paths::CATEGORIES_V4,
@@ -61,7 +61,7 @@ pub fn resource_folders() -> Vec<&'static str> {
 }
 
 /// Folders whose sub-folders, named by a key (an id or a slug), are endpoints.
-pub fn keyed_prefixes() -> Vec<String> {
+pub(crate) fn keyed_prefixes() -> Vec<String> {
     use crate::urls::openreferral::{self as oruk, List};
     let mut prefixes = vec![paths::service(""), paths::organisation("")];
     prefixes.extend(List::ALL.into_iter().map(|list| format!("{}/", oruk::list(list))));
@@ -91,20 +91,20 @@ fn key_pattern() -> String {
 /// alike (path without the leading slash): each of [`resource_folders`], and a key under
 /// each of [`keyed_prefixes`]. The folders' names need no escaping: a test checks that they
 /// hold only letters, digits, `-`, `_` and `/`.
-pub fn folder_pattern() -> String {
+pub(crate) fn folder_pattern() -> String {
     let mut alternatives: Vec<String> = resource_folders().into_iter().map(str::to_owned).collect();
     alternatives.extend(keyed_prefixes().into_iter().map(|prefix| format!("{prefix}{}", key_pattern())));
     format!("(?:{})", alternatives.join("|"))
 }
 
 /// [`paged_folders`] as one regular expression (see [`folder_pattern`]).
-pub fn paged_pattern() -> String {
+pub(crate) fn paged_pattern() -> String {
     format!("(?:{})", paged_folders().join("|"))
 }
 
 /// Files served as they are at their own path (exactly as written, leading slash), whatever
 /// `format` and `Accept` say: path → content type.
-pub fn exact_files() -> std::collections::BTreeMap<String, &'static str> {
+pub(crate) fn exact_files() -> std::collections::BTreeMap<String, &'static str> {
     super::routing::EXACT_FILES.iter().map(|(file, media, _)| (format!("/{file}"), *media)).collect()
 }
 

@@ -8,7 +8,7 @@ use super::csr::Csr;
 use super::postcodes::PostcodeTable;
 use super::stored::{Core, StoredPublication, StoredReference, StoredServices};
 use super::text::TextIndex;
-use super::{FORMAT_VERSION, HEADER_LEN, IndexError, MAGIC};
+use super::{FORMAT_VERSION, HEADER_LEN, IndexError, LocationNo, MAGIC};
 use crate::model::{AreaKind, Directory};
 use crate::views::Publication;
 use crate::views::v3::ServiceV3;
@@ -88,7 +88,7 @@ pub(super) fn core_of(dir: &Directory, publication: &Publication) -> Core {
         services: StoredServices {
             areas: Csr::from_lists(dir.services.iter().map(|s| s.service_areas.iter().copied())),
             categories: Csr::from_lists(dir.services.iter().map(|s| s.categories.iter().copied())),
-            locations: Csr::from_lists(dir.services.iter().map(|s| s.locations.iter().map(|l| l.as_u32()))),
+            locations: Csr::from_lists(dir.services.iter().map(|s| s.locations.iter().map(|l| l.get() as LocationNo))),
             name_rank,
         },
         location_points: dir.locations.iter().map(|l| l.point).collect(),

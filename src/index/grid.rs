@@ -79,6 +79,7 @@ impl RadiusGrid {
     }
 
     /// Number of (location, service) entries.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.services.len()
     }

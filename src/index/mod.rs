@@ -2,7 +2,7 @@
 //!
 //! It owns the index's contents and its file format; it does not parse requests or decide
 //! which services match (that is `search`). `svcdir build` encodes the file with
-//! [`SearchIndex::encode_directory`] from the same [`Directory`] and [`Publication`] the
+//! `SearchIndex::encode_directory` from the same [`Directory`] and [`Publication`] the
 //! static files come from, rendering every service's search result with the same views, so
 //! search results say the same things as the static files; [`SearchIndex::build`] does the
 //! same in memory (tests, benchmarks), and `svcdir-search` maps a file with
@@ -16,7 +16,7 @@
 //!    model's), flat tables only (no vector or string per record, so that decoding is a few
 //!    large copies): the publication, the categories and service areas (what parameters are
 //!    checked against), the postcodes as a table of codes, points and service-area numbers
-//!    ([`postcodes::PostcodeTable`]), the text index, per service only what matching and
+//!    (`postcodes::PostcodeTable`), the text index, per service only what matching and
 //!    ordering read (areas, categories, locations, rank in name order) as one table per
 //!    field, the locations' points, and the postcodes' districts and sectors as a second
 //!    table of the postcodes' shape;
@@ -27,7 +27,7 @@
 //! The structures derived from the core (the R-tree, the radius grid, the service sets,
 //! `derive.rs`) are rebuilt on load. A file whose header, lengths or checksum do not hold,
 //! or whose core refers to anything that does not exist, is refused at start-up, never
-//! served. Bump [`FORMAT_VERSION`] whenever the encoded shape changes (any change to the
+//! served. Bump `FORMAT_VERSION` whenever the encoded shape changes (any change to the
 //! types of `stored.rs`, or to what they hold).
 
 mod csr;
@@ -59,16 +59,16 @@ use text::TextLookup;
 /// A service as the search engine numbers it: the position of its
 /// [`crate::model::ServiceIx`], as a plain `u32`, since the bitsets, postings and radius
 /// grid do arithmetic on it. Only the index's build converts between the two.
-pub type ServiceNo = u32;
+pub(crate) type ServiceNo = u32;
 /// A location as the search engine numbers it (see [`ServiceNo`]).
-pub type LocationNo = u32;
+pub(crate) type LocationNo = u32;
 
 /// First bytes of every index file.
-pub const MAGIC: [u8; 8] = *b"SVCDIDX\0";
+pub(crate) const MAGIC: [u8; 8] = *b"SVCDIDX\0";
 /// Version of the encoding written after the magic bytes.
-pub const FORMAT_VERSION: u32 = 4;
+pub(crate) const FORMAT_VERSION: u32 = 4;
 /// Bytes before the core.
-pub const HEADER_LEN: usize = 48;
+pub(crate) const HEADER_LEN: usize = 48;
 
 /// Why an index could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +87,7 @@ pub enum IndexError {
         /// The cause.
         source: std::io::Error,
     },
-    /// The file does not start with [`MAGIC`].
+    /// The file does not start with `MAGIC`.
     #[error("{} is not a svcdir search index (its first bytes are not the index's magic bytes)", path.display())]
     BadMagic {
         /// The file.
@@ -263,12 +263,6 @@ impl SearchIndex {
         self.text.stored().term_count()
     }
 
-    /// Number of (location, service) pairs a radius can match: those of services without
-    /// service areas.
-    pub fn radius_candidates(&self) -> usize {
-        self.radius.len()
-    }
-
     /// The JSON of service `ix` as a search result of `version`, rendered at build time
     /// (empty for an index out of range).
     pub fn rendered(&self, version: ApiVersion, ix: ServiceNo) -> &[u8] {
@@ -291,7 +285,7 @@ impl SearchIndex {
 
     /// Encodes the index file of a directory straight from the borrowed model, without
     /// building the query structures: what `svcdir build` does.
-    pub fn encode_directory(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexError> {
+    pub(crate) fn encode_directory(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexError> {
         encode(dir, publication)
     }
 
@@ -503,7 +497,6 @@ mod tests {
     fn derived_structures() {
         let index = index();
         // Only the area-less service is a radius candidate, at its one location.
-        assert_eq!(index.radius_candidates(), 1);
         assert_eq!(index.radius.len(), 1);
         // Every service at the location is in the tree of all locations.
         assert_eq!(index.nearest.len(), 1);

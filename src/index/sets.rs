@@ -88,6 +88,7 @@ impl ServiceSet {
     }
 
     /// Whether the set has no member.
+    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.words.iter().all(|&w| w == 0)
     }
@@ -98,12 +99,14 @@ impl ServiceSet {
     }
 
     /// Members, ascending.
+    #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = ServiceNo> + '_ {
         ones(&self.words)
     }
 }
 
 /// Members of the set whose words are `words`, ascending.
+#[cfg(test)]
 pub(crate) fn ones(words: &[u64]) -> impl Iterator<Item = ServiceNo> + '_ {
     members(words.iter().copied())
 }

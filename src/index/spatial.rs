@@ -64,13 +64,9 @@ impl SpatialIndex {
     }
 
     /// Number of locations in the tree.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.tree.size()
-    }
-
-    /// Whether the tree is empty.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.tree.size() == 0
     }
 
     /// Every location, nearest to `centre` first, with its squared chord to it (as the tree

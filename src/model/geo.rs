@@ -45,7 +45,7 @@ pub struct PostcodeDirectory {
 }
 
 impl PostcodeDirectory {
-    /// Looks up a postcode in any spelling (see [`normalise_postcode`]).
+    /// Looks up a postcode in any spelling (see `normalise_postcode`).
     pub fn find(&self, raw: &str) -> Option<&Postcode> {
         let code = normalise_postcode(raw)?;
         self.postcodes.binary_search_by(|p| p.code.as_str().cmp(&code)).ok().map(|ix| &self.postcodes[ix])

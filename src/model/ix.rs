@@ -18,22 +18,10 @@ macro_rules! record_index {
                 $name(u32::try_from(ix).expect("fewer than 2^32 records of a kind"))
             }
 
-            /// The index of a stored number.
-            #[inline]
-            pub const fn from_u32(ix: u32) -> $name {
-                $name(ix)
-            }
-
             /// The position, for indexing.
             #[inline]
             pub const fn get(self) -> usize {
                 self.0 as usize
-            }
-
-            /// The position as stored.
-            #[inline]
-            pub const fn as_u32(self) -> u32 {
-                self.0
             }
 
             /// Every index below `len`, ascending.
@@ -85,7 +73,7 @@ record_index!(
 
 impl Directory {
     /// Each service with its index, in index order.
-    pub fn indexed_services(&self) -> impl Iterator<Item = (ServiceIx, &Service)> {
+    pub(crate) fn indexed_services(&self) -> impl Iterator<Item = (ServiceIx, &Service)> {
         self.services.iter().enumerate().map(|(ix, s)| (ServiceIx::new(ix), s))
     }
 }

@@ -14,15 +14,16 @@ pub(crate) mod timestamp;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-pub use category::{Category, CategoryTree};
+pub use category::Category;
+pub(crate) use category::CategoryTree;
 pub use geo::{Point, Postcode, PostcodeDirectory};
 pub use ix::{LocationIx, OrgIx, ServiceIx};
 pub use timestamp::Timestamp;
 
 /// Index of a category in [`CategoryTree::nodes`].
-pub type CategoryIx = u16;
+pub(crate) type CategoryIx = u16;
 /// Index of a service area in [`Directory::service_areas`].
-pub type AreaIx = u16;
+pub(crate) type AreaIx = u16;
 
 /// The whole published directory. Not serialisable: outputs go through `views`, and the
 /// search index stores its own types (`index/stored.rs`).
@@ -170,7 +171,7 @@ pub enum AreaKind {
 
 impl AreaKind {
     /// Every kind, in numeric-code order.
-    pub const ALL: [AreaKind; 5] = [
+    pub(crate) const ALL: [AreaKind; 5] = [
         AreaKind::Country,
         AreaKind::Region,
         AreaKind::LocalAuthority,
@@ -201,12 +202,12 @@ impl AreaKind {
     }
 
     /// Parses the name form.
-    pub fn from_name(name: &str) -> Option<AreaKind> {
+    pub(crate) fn from_name(name: &str) -> Option<AreaKind> {
         AreaKind::ALL.into_iter().find(|kind| kind.name() == name)
     }
 
     /// Country and Region areas make a service "national" (behaviour.md, Search 6).
-    pub fn is_national(self) -> bool {
+    pub(crate) fn is_national(self) -> bool {
         matches!(self, AreaKind::Country | AreaKind::Region)
     }
 }
@@ -215,10 +216,5 @@ impl Directory {
     /// The organisation that runs `service`.
     pub fn organisation_of(&self, service: &Service) -> &Organisation {
         &self.organisations[service.organisation]
-    }
-
-    /// Finds a service by its id.
-    pub fn service_by_id(&self, id: &Uuid) -> Option<&Service> {
-        self.services.binary_search_by(|s| s.id.cmp(id)).ok().map(|ix| &self.services[ix])
     }
 }

@@ -17,11 +17,6 @@ pub(crate) use page::{PageError, render_page};
 pub(crate) use schemas::schemas;
 use schemas::{r, string};
 
-/// Folder of the document's endpoint (`/api/openapi/`, JSON or HTML like every endpoint).
-pub(crate) const FOLDER: &str = crate::urls::OPENAPI;
-/// The document's well-known file (`/api/openapi.json`).
-pub(crate) const FILE: &str = crate::urls::OPENAPI_FILE;
-
 /// `components.headers`: what every response carries (behaviour.md, Routing).
 fn headers() -> Value {
     let described = |name: &str, value: &str| match name {

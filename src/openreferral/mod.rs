@@ -19,11 +19,11 @@ use views::{
     OrganizationView, Page, Root, ServiceAtLocationView, ServiceDepth, ServiceView, TaxonomyTermView, TaxonomyView,
 };
 
-pub use crate::urls::openreferral::FOLDER;
+pub(crate) use crate::urls::openreferral::FOLDER;
 /// The HSDS version the profile is a profile of.
-pub const HSDS_VERSION: &str = "3.0";
+pub(crate) const HSDS_VERSION: &str = "3.0";
 /// The profile's home.
-pub const PROFILE_URL: &str = "https://github.com/openreferral/uk-profile";
+pub(crate) const PROFILE_URL: &str = "https://github.com/openreferral/uk-profile";
 
 /// Deterministic UUIDv5 ids for the objects the directory has no id for. Services,
 /// organisations and locations keep their own ids (UUIDs already).
@@ -32,9 +32,9 @@ pub mod ids {
 
     /// The namespace of every derived id: UUIDv5 of
     /// `https://github.com/openreferral/uk-profile#svcdir` in the URL namespace.
-    pub const NAMESPACE: Uuid = uuid!("665373c6-ebe5-56a5-9ae7-b2c9000195c5");
+    pub(crate) const NAMESPACE: Uuid = uuid!("665373c6-ebe5-56a5-9ae7-b2c9000195c5");
 
-    /// UUIDv5 of `kind:part1:part2...` in [`NAMESPACE`].
+    /// UUIDv5 of `kind:part1:part2...` in `NAMESPACE`.
     pub fn derived(kind: &str, parts: &[&str]) -> Uuid {
         let mut name = kind.to_owned();
         for part in parts {

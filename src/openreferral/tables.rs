@@ -356,7 +356,7 @@ pub fn datapackage(publication: &Publication) -> Value {
 
 /// Every row of every table, tables in [`TABLES`] order, rows in id order. Built from the
 /// documents' views serialised to JSON, so the two forms cannot disagree, but for the
-/// text cells a spreadsheet would run as a formula, which begin with a `'` ([`NEUTRAL_NOTE`]).
+/// text cells a spreadsheet would run as a formula, which begin with a `'` (`NEUTRAL_NOTE`).
 pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(Table, Vec<Vec<String>>)> {
     let mut by_table: std::collections::BTreeMap<&'static str, Vec<Value>> = Default::default();
     let mut push = |table: &'static str, value: Value| by_table.entry(table).or_default().push(value);
@@ -419,7 +419,7 @@ pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(T
 const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
 
 /// What [`datapackage`] says of the cells neutralised against formulas (see [`rows`]).
-pub const NEUTRAL_NOTE: &str = "Text cells whose value starts with =, +, -, @, a tab or a carriage return \
+pub(crate) const NEUTRAL_NOTE: &str = "Text cells whose value starts with =, +, -, @, a tab or a carriage return \
     begin with one added single quote ('), so that a spreadsheet shows them as text and never runs them as a \
     formula (OWASP, CSV injection); drop that first quote to get the value the API publishes. Numbers, \
     identifiers, dates, addresses of email and the web are as published.";

@@ -80,7 +80,7 @@ impl Plan {
     }
 
     /// Objects to upload, the manifest's included.
-    pub fn upload_count(&self) -> usize {
+    pub(crate) fn upload_count(&self) -> usize {
         self.uploads.len() + self.shards.len() + usize::from(self.upload_manifest)
     }
 }

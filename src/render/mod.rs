@@ -88,7 +88,7 @@ pub struct RenderContext<'a> {
 
 impl RenderContext<'_> {
     /// Number of import pages (at least 1: an empty import is one empty page).
-    pub fn import_pages(&self) -> usize {
+    pub(crate) fn import_pages(&self) -> usize {
         self.dir.services.len().div_ceil(self.import_page_size).max(1)
     }
 

@@ -37,15 +37,6 @@ pub struct ResultPage {
     pub has_previous: bool,
 }
 
-/// Orders just enough of `hits` to cut out page `page` of `size` (Search 7–8): what a
-/// search does with every match in hand.
-pub(crate) fn cut_page(mut hits: Vec<Hit>, page: u64, size: usize) -> Result<ResultPage, InvalidPage> {
-    let count = hits.len();
-    let (start, end) = page_bounds(page, size, count)?;
-    select_page(&mut hits, start, end);
-    Ok(ResultPage { count, page, hits, has_next: end < count, has_previous: page > 1 })
-}
-
 /// Positions `start..end` of page `page` of `size` (at least 1) among `count` matches.
 /// Page 1 always exists, even when empty (Django's allow_empty_first_page); a later page
 /// past the end does not.
@@ -93,6 +84,15 @@ pub(crate) fn compare(a: &Hit, b: &Hit) -> std::cmp::Ordering {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Orders just enough of `hits` to cut out page `page` of `size` (Search 7–8), with
+    /// [`page_bounds`] and [`select_page`] as a search does with every match in hand.
+    fn cut_page(mut hits: Vec<Hit>, page: u64, size: usize) -> Result<ResultPage, InvalidPage> {
+        let count = hits.len();
+        let (start, end) = page_bounds(page, size, count)?;
+        select_page(&mut hits, start, end);
+        Ok(ResultPage { count, page, hits, has_next: end < count, has_previous: page > 1 })
+    }
 
     fn hit(service: u32, distance_key: f64, relevance_halves: u32, name_rank: u32) -> Hit {
         Hit { service, distance_key, relevance_halves, name_rank }

@@ -138,7 +138,7 @@ impl Telemetry {
     }
 
     /// Time since the server started.
-    pub fn uptime(&self) -> Duration {
+    pub(crate) fn uptime(&self) -> Duration {
         self.started.elapsed()
     }
 
@@ -157,7 +157,7 @@ impl Telemetry {
     }
 
     /// Counts one poll of the publication; a failed one is remembered for `/healthz`.
-    pub fn polled(&self, outcome: Result<bool, String>) {
+    pub(crate) fn polled(&self, outcome: Result<bool, String>) {
         let label = match &outcome {
             Ok(true) => "swapped",
             Ok(false) => "unchanged",

@@ -1,6 +1,6 @@
 //! The directory every search test starts from: fifteen services around Glasgow, each there
 //! for one rule (comments say which), built straight into the model, plus its index and
-//! search state; and [`tiny`], three services at one location, for the unit tests that
+//! search state; and `tiny`, three services at one location, for the unit tests that
 //! check exact derived structures. Unit tests and the integration targets share them.
 
 use std::sync::Arc;
@@ -74,7 +74,7 @@ pub fn categories() -> CategoryTree {
 }
 
 /// Named places: (name, point).
-pub const PLACES: [(&str, Point); 7] = [
+pub(crate) const PLACES: [(&str, Point); 7] = [
     ("L0 Glasgow centre, 90 m from G2 1AL", Point { lat: 55.8609, lon: -4.2500 }),
     ("L1 Glasgow west, 3.2 km", Point { lat: 55.8700, lon: -4.3000 }),
     ("L2 Motherwell, 17 km", Point { lat: 55.7892, lon: -3.9910 }),
@@ -219,7 +219,8 @@ pub fn state_of(dir: &Directory) -> Arc<AppState> {
 
 /// A tiny directory for unit tests: three services with names, descriptions, categories,
 /// areas and locations.
-pub fn tiny() -> Directory {
+#[cfg(test)]
+pub(crate) fn tiny() -> Directory {
     let category =
         |slug: &str, name: &str, children| CategoryInput { id: None, name: name.into(), slug: slug.into(), children };
     let categories = CategoryTree::build(&[category(

@@ -53,8 +53,6 @@ pub(crate) const ERRORS: &str = "_errors";
 pub(crate) const OPENAPI: &str = "api/openapi";
 /// The OpenAPI document under its well-known name.
 pub(crate) const OPENAPI_FILE: &str = "api/openapi.json";
-/// The folder of the bulk downloads.
-pub(crate) const DOWNLOADS: &str = "downloads";
 /// Every service as JSON lines, gzipped.
 pub(crate) const SERVICES_NDJSON_GZ: &str = "downloads/services.ndjson.gz";
 /// Every location of a published service as GeoJSON (behaviour.md, "The map file").

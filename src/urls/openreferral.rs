@@ -1,7 +1,7 @@
 //! Where the Open Referral UK API's files live under the output directory.
 
 /// The folder of the ORUK API under the output directory, and its URL prefix.
-pub const FOLDER: &str = "openreferral";
+pub(crate) const FOLDER: &str = "openreferral";
 
 /// The lists of the API, each paged like the import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -20,7 +20,7 @@ pub enum List {
 
 impl List {
     /// Every list.
-    pub const ALL: [List; 5] =
+    pub(crate) const ALL: [List; 5] =
         [List::Services, List::ServiceAtLocations, List::Organizations, List::Taxonomies, List::TaxonomyTerms];
 
     /// The path segment after `/openreferral/`.

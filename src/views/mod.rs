@@ -64,17 +64,17 @@ impl Publication {
     }
 
     /// `meta` with every attribution entry (search, services, organisations, import).
-    pub fn meta_full(&self) -> Meta<'_> {
+    pub(crate) fn meta_full(&self) -> Meta<'_> {
         Meta { licence: &self.licence, attribution: &self.attribution }
     }
 
     /// `meta` of the service-areas list: the first two entries.
-    pub fn meta_areas(&self) -> Meta<'_> {
+    pub(crate) fn meta_areas(&self) -> Meta<'_> {
         Meta { licence: &self.licence, attribution: &self.attribution[..self.attribution.len().min(2)] }
     }
 
     /// `meta` of the categories list: no attribution.
-    pub fn meta_none(&self) -> Meta<'_> {
+    pub(crate) fn meta_none(&self) -> Meta<'_> {
         Meta { licence: &self.licence, attribution: &[] }
     }
 
@@ -84,14 +84,14 @@ impl Publication {
     }
 
     /// `{site_url}/organisations/{key}/`.
-    pub fn organisation_url(&self, key: &str) -> String {
+    pub(crate) fn organisation_url(&self, key: &str) -> String {
         format!("{}/organisations/{key}/", self.site_url)
     }
 }
 
 /// The `meta` block.
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct Meta<'a> {
+pub(crate) struct Meta<'a> {
     /// Licence URL.
     pub licence: &'a str,
     /// Attribution entries.

@@ -23,10 +23,10 @@
 //! stem would let `walking` match `talk`.
 //!
 //! # Layout
-//! The stored part ([`TextIndex`]) is a sorted dictionary of raw words, each with its stem's
+//! The stored part (`TextIndex`) is a sorted dictionary of raw words, each with its stem's
 //! number and a posting list of `(service, fields)` sorted by service, plus the sorted stems.
 //! The stem → words table and the length buckets of the fuzzy scan are rebuilt on load
-//! ([`TextLookup`]).
+//! (`TextLookup`).
 
 mod words;
 
@@ -34,14 +34,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::index::ServiceNo;
 use crate::model::Directory;
-pub use words::{
-    FIELD_CATEGORY, FIELD_DESCRIPTION, FIELD_NAME, STOP_WORDS, allowance, field_weight_halves, is_stop_word,
-    osa_within, query_words, stem, words,
-};
+pub(crate) use words::{FIELD_CATEGORY, FIELD_DESCRIPTION, FIELD_NAME, allowance, field_weight_halves, osa_within};
+pub use words::{STOP_WORDS, query_words, stem, words};
 
 /// Many strings in one buffer: compact to store and quick to load.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Strings {
+pub(crate) struct Strings {
     bytes: String,
     #[serde(with = "crate::index::packed")]
     ends: Vec<u32>,
@@ -54,17 +52,12 @@ impl Strings {
     }
 
     /// Number of strings.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
     /// The `i`-th string ("" when out of range; the checks on load rule that out).
-    pub fn get(&self, i: usize) -> &str {
+    pub(crate) fn get(&self, i: usize) -> &str {
         let start = if i == 0 { 0 } else { self.ends.get(i - 1).copied().unwrap_or(0) as usize };
         let end = self.ends.get(i).copied().unwrap_or(0) as usize;
         self.bytes.get(start..end).unwrap_or("")
@@ -103,7 +96,7 @@ impl Strings {
 /// The stored inverted index: every distinct word of every service's name, description and
 /// category names.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TextIndex {
+pub(crate) struct TextIndex {
     /// Distinct words, sorted.
     terms: Strings,
     /// For each word, the number of its stem in `stems`.
@@ -124,7 +117,7 @@ pub struct TextIndex {
 
 impl TextIndex {
     /// Indexes every service of `dir`.
-    pub fn build(dir: &Directory) -> TextIndex {
+    pub(crate) fn build(dir: &Directory) -> TextIndex {
         use std::collections::HashMap;
         let mut postings: HashMap<String, Vec<(ServiceNo, u8)>> = HashMap::new();
         let mut per_service: Vec<(String, u8)> = Vec::new();
@@ -179,13 +172,8 @@ impl TextIndex {
     }
 
     /// Number of distinct words.
-    pub fn term_count(&self) -> usize {
+    pub(crate) fn term_count(&self) -> usize {
         self.terms.len()
-    }
-
-    /// Number of postings (service, word) pairs.
-    pub fn posting_count(&self) -> usize {
-        self.post_service.len()
     }
 
     /// Checks the invariants lookups rely on, so that a damaged file cannot cause a panic
@@ -220,7 +208,7 @@ impl TextIndex {
 /// A [`TextIndex`] with the lookup tables rebuilt on load: stem → words, and words and
 /// stems bucketed by length for the fuzzy scans.
 #[derive(Debug, Clone, Default)]
-pub struct TextLookup {
+pub(crate) struct TextLookup {
     stored: TextIndex,
     /// Words of stem `s`: `stem_term[stem_term_start[s]..stem_term_start[s + 1]]`.
     stem_term_start: Vec<u32>,
@@ -241,7 +229,7 @@ struct LengthBuckets {
 /// sharing the rest). One edit changes at most two bits (a substitution removes one
 /// character and adds one), so two words whose masks differ in more than `2k` bits are more
 /// than `k` edits apart: a cheap test that skips most of the fuzzy scan.
-pub fn letter_mask(word: &[u8]) -> u32 {
+pub(crate) fn letter_mask(word: &[u8]) -> u32 {
     word.iter().fold(0, |mask, &b| {
         mask | match b {
             b'a'..=b'z' => 1 << (b - b'a'),
@@ -288,7 +276,7 @@ impl LengthBuckets {
 
 impl TextLookup {
     /// Rebuilds the lookup tables of a checked index.
-    pub fn new(stored: TextIndex) -> TextLookup {
+    pub(crate) fn new(stored: TextIndex) -> TextLookup {
         let mut counts = vec![0u32; stored.stems.len() + 1];
         for &s in &stored.term_stem {
             counts[s as usize + 1] += 1;
@@ -306,7 +294,7 @@ impl TextLookup {
     }
 
     /// The stored part, for writing.
-    pub fn stored(&self) -> &TextIndex {
+    pub(crate) fn stored(&self) -> &TextIndex {
         &self.stored
     }
 
@@ -316,7 +304,7 @@ impl TextLookup {
 
     /// Numbers of the indexed words that the query word `word` (one item of [`words`])
     /// matches, ascending.
-    pub fn matching_terms(&self, word: &str) -> Vec<u32> {
+    pub(crate) fn matching_terms(&self, word: &str) -> Vec<u32> {
         let k = allowance(word.chars().count());
         let mut found = Vec::new();
         if let Some(s) = self.stored.stems.find(&stem(word)) {
@@ -341,14 +329,15 @@ impl TextLookup {
     }
 
     /// Services where `word` matches, ascending, each with the fields it matches in.
-    pub fn lookup(&self, word: &str) -> Vec<(ServiceNo, u8)> {
+    #[cfg(test)]
+    pub(crate) fn lookup(&self, word: &str) -> Vec<(ServiceNo, u8)> {
         self.lookup_among(word, |_| true)
     }
 
     /// [`TextLookup::lookup`] of only the services `keep` says yes to: filtered before the
     /// posting lists of the word's terms are merged, so that a common word (whose terms
     /// list much of the directory) costs what the services in question cost.
-    pub fn lookup_among(&self, word: &str, keep: impl Fn(ServiceNo) -> bool) -> Vec<(ServiceNo, u8)> {
+    pub(crate) fn lookup_among(&self, word: &str, keep: impl Fn(ServiceNo) -> bool) -> Vec<(ServiceNo, u8)> {
         let terms = self.matching_terms(word);
         let mut out: Vec<(ServiceNo, u8)> = Vec::new();
         for &t in &terms {

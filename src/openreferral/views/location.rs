@@ -44,7 +44,12 @@ impl<'a> ServiceAtLocationView<'a> {
     }
 
     /// An item of `/service_at_locations`: location and service flat.
-    pub(crate) fn list(dir: &'a Directory, publication: &Publication, service: &'a Service, location: &'a Location) -> Self {
+    pub(crate) fn list(
+        dir: &'a Directory,
+        publication: &Publication,
+        service: &'a Service,
+        location: &'a Location,
+    ) -> Self {
         ServiceAtLocationView {
             id: ids::service_at_location(service.id, location.id),
             service_id: service.id,

@@ -236,7 +236,12 @@ pub(crate) struct ServiceView<'a> {
 
 impl<'a> ServiceView<'a> {
     /// Views a service at a depth.
-    pub(crate) fn new(dir: &'a Directory, publication: &Publication, service: &'a Service, depth: ServiceDepth) -> Self {
+    pub(crate) fn new(
+        dir: &'a Directory,
+        publication: &Publication,
+        service: &'a Service,
+        depth: ServiceDepth,
+    ) -> Self {
         let org = dir.organisation_of(service);
         let nested = depth != ServiceDepth::List;
         ServiceView {
