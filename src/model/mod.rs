@@ -54,12 +54,8 @@ pub struct Organisation {
     pub slug: String,
     /// Free text.
     pub description: String,
-    /// Web site, or empty.
-    pub url: String,
-    /// Telephone, or empty.
-    pub phone: String,
-    /// Email, or empty.
-    pub email: String,
+    /// How to reach it.
+    pub contact: Contact,
     /// Social page, or empty.
     pub facebook: String,
     /// Social handle, or empty.
@@ -72,6 +68,24 @@ pub struct Organisation {
     pub services: Vec<ServiceIx>,
     /// Its locations, in id order.
     pub locations: Vec<LocationIx>,
+}
+
+/// How to reach an organisation or a service: each as given, or empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Contact {
+    /// Web site, or empty.
+    pub url: String,
+    /// Telephone, or empty.
+    pub phone: String,
+    /// Email, or empty.
+    pub email: String,
+}
+
+impl Contact {
+    /// The contact of a record's three fields.
+    pub fn of(url: &str, phone: &str, email: &str) -> Contact {
+        Contact { url: url.to_owned(), phone: phone.to_owned(), email: email.to_owned() }
+    }
 }
 
 /// A published service.
@@ -87,12 +101,8 @@ pub struct Service {
     pub slug: String,
     /// Free text, may hold CR LF.
     pub description: String,
-    /// Web site, or empty.
-    pub url: String,
-    /// Telephone, or empty.
-    pub phone: String,
-    /// Email, or empty.
-    pub email: String,
+    /// How to reach it.
+    pub contact: Contact,
     /// Tagged categories, in input order.
     pub categories: Vec<CategoryIx>,
     /// Service areas, in input order.

@@ -330,7 +330,8 @@ mod tests {
     fn service_files(text: &str) -> Vec<OutputFile> {
         let mut dir = crate::test_support::directory::tiny();
         let service = &mut dir.services[0];
-        for field in [&mut service.name, &mut service.description, &mut service.url, &mut service.phone] {
+        for field in [&mut service.name, &mut service.description, &mut service.contact.url, &mut service.contact.phone]
+        {
             *field = text.to_owned();
         }
         let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());

@@ -10,8 +10,8 @@ use uuid::Uuid;
 use crate::index::SearchIndex;
 use crate::model::category::CategoryInput;
 use crate::model::{
-    AreaKind, CategoryTree, Directory, Location, LocationIx, OrgIx, Organisation, Point, Postcode, PostcodeDirectory,
-    Service, ServiceArea, ServiceIx, Timestamp,
+    AreaKind, CategoryTree, Contact, Directory, Location, LocationIx, OrgIx, Organisation, Point, Postcode,
+    PostcodeDirectory, Service, ServiceArea, ServiceIx, Timestamp,
 };
 use crate::server::AppState;
 use crate::views::Publication;
@@ -184,9 +184,7 @@ pub fn directory_of(services: &[ServiceSpec]) -> Directory {
                 name: name.to_string(),
                 slug: format!("{}-{}", name.to_lowercase().replace(' ', "-"), i + 1),
                 description: description.to_string(),
-                url: String::new(),
-                phone: String::new(),
-                email: String::new(),
+                contact: Contact::default(),
                 categories: cats.iter().map(|c| categories.by_slug(c).expect("known category")).collect(),
                 service_areas: areas.iter().map(|a| area(a)).collect(),
                 locations: places.iter().map(|&p| LocationIx::new(p)).collect(),
@@ -234,9 +232,7 @@ pub(crate) fn tiny() -> Directory {
         name: name.into(),
         slug: format!("s-{n}"),
         description: description.into(),
-        url: String::new(),
-        phone: String::new(),
-        email: String::new(),
+        contact: Contact::default(),
         categories,
         service_areas: areas,
         locations,

@@ -9,8 +9,8 @@ use super::records::{Locations, Orgs, ServiceCheck};
 use crate::input::Dataset;
 use crate::input::records::LocationRecord;
 use crate::model::{
-    CategoryTree, Directory, Location, LocationIx, OrgIx, Organisation, Point, PostcodeDirectory, Service, ServiceArea,
-    ServiceIx,
+    CategoryTree, Contact, Directory, Location, LocationIx, OrgIx, Organisation, Point, PostcodeDirectory, Service,
+    ServiceArea, ServiceIx,
 };
 
 /// Builds the directory of a dataset that passed every check.
@@ -71,9 +71,7 @@ pub(super) fn resolve(
                 name: r.name.clone(),
                 slug: check.slug.clone(),
                 description: r.description.clone(),
-                url: r.url.clone(),
-                phone: r.phone.clone(),
-                email: r.email.clone(),
+                contact: Contact::of(&r.url, &r.phone, &r.email),
                 categories: check.categories.clone(),
                 service_areas: check.areas.clone(),
                 locations: r.location_ids.iter().map(|id| location_ix[id]).collect(),
@@ -92,9 +90,7 @@ pub(super) fn resolve(
                 name: r.name.clone(),
                 slug: check.slug.clone(),
                 description: r.description.clone(),
-                url: r.url.clone(),
-                phone: r.phone.clone(),
-                email: r.email.clone(),
+                contact: Contact::of(&r.url, &r.phone, &r.email),
                 facebook: r.facebook.clone(),
                 twitter: r.twitter.clone(),
                 is_claimed: r.is_claimed,

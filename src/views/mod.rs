@@ -155,9 +155,9 @@ impl<'a> ServiceText<'a> {
         ServiceText {
             name: &service.name,
             description: &service.description,
-            url: &service.url,
-            phone: &service.phone,
-            email: &service.email,
+            url: &service.contact.url,
+            phone: &service.contact.phone,
+            email: &service.contact.email,
         }
     }
 }

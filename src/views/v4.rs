@@ -170,9 +170,9 @@ impl<'a> OrganisationView<'a> {
             description: &org.description,
             facebook: &org.facebook,
             twitter: &org.twitter,
-            url: &org.url,
-            phone: &org.phone,
-            email: &org.email,
+            url: &org.contact.url,
+            phone: &org.contact.phone,
+            email: &org.contact.email,
             last_edited: org.last_edited.single_form(),
             services: org
                 .services

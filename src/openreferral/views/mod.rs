@@ -139,8 +139,8 @@ impl<'a> OrganizationView<'a> {
             id: org.id,
             name: &org.name,
             description: non_empty(&org.description).unwrap_or(&org.name),
-            email: email(&org.email),
-            website: uri(&org.url),
+            email: email(&org.contact.email),
+            website: uri(&org.contact.url),
             uri: publication.organisation_url(&org.id.to_string()),
             urls: None,
             services: None,
@@ -249,8 +249,8 @@ impl<'a> ServiceView<'a> {
             organization_id: org.id,
             name: &service.name,
             description: non_empty(&service.description),
-            url: uri(&service.url),
-            email: email(&service.email),
+            url: uri(&service.contact.url),
+            email: email(&service.contact.email),
             status: "active",
             last_modified: service.last_updated.single_form(),
             service_areas: nested
@@ -333,7 +333,7 @@ pub(crate) struct ContactView<'a> {
 impl<'a> ContactView<'a> {
     /// The contact of a service with a telephone number.
     pub(crate) fn of(service: &'a Service) -> Option<Self> {
-        let number = non_empty(&service.phone)?;
+        let number = non_empty(&service.contact.phone)?;
         let id = ids::derived("contact", &[&service.id.to_string()]);
         Some(ContactView {
             id,

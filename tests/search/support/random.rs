@@ -4,7 +4,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use svcdir::model::{
-    Directory, Location, LocationIx, OrgIx, Point, Postcode, PostcodeDirectory, Service, ServiceIx, Timestamp,
+    Contact, Directory, Location, LocationIx, OrgIx, Point, Postcode, PostcodeDirectory, Service, ServiceIx, Timestamp,
 };
 use uuid::Uuid;
 
@@ -153,9 +153,7 @@ pub fn directory(seed: u64, services: usize) -> Directory {
                 slug: format!("service-{i}"),
                 name,
                 description: sentence(&mut rng, 0..12),
-                url: String::new(),
-                phone: String::new(),
-                email: String::new(),
+                contact: Contact::default(),
                 categories,
                 service_areas,
                 locations,
