@@ -17,16 +17,9 @@ BIN=${BIN:-target/release}
 MOTO=${MOTO:-target/s3-venv/bin/moto_server}
 SIZES=${SERVICES:-10000 100000}
 [ -x "$MOTO" ] || { echo "no $MOTO: run .ci/run (or pip install 'moto[server]' into target/s3-venv)"; exit 1; }
+. tools/sh/processes.sh
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/svcdir-bench-follow.XXXXXX")
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$2 - $1:.2f}')"; }
 health_hash() { curl -s "http://$1/healthz" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("index_hash") or "")' 2>/dev/null || true; }

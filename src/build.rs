@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::config::BuildConfig;
 use crate::index::published::{self, Pointer};
 use crate::input::DataErrors;
-use crate::jobs::{JobError, Jobs};
+use crate::jobs::{ChangeRecord, Family as _, JobError, Jobs};
 use crate::render::RenderContext;
 use crate::write::{Counts, PublishSummary, Publisher, WriteError};
 
@@ -156,12 +156,8 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     // build's, so it comes after every other file.
     let state = crate::changes::state(&dir, |rel| publisher.hash_of(rel));
     let (builds, state) = crate::changes::next_record(&dir, previous, state);
-    let files = files
-        + put_files(
-            cfg,
-            &publisher,
-            &crate::changes::files(&builds, &state, &cfg.publication.base_url).map_err(JobError::from)?,
-        )?;
+    let record = ChangeRecord { builds: &builds, state: &state, base_url: &cfg.publication.base_url };
+    let files = files + put_files(cfg, &publisher, &record.render(())?)?;
 
     // The index goes into the generation with its pointer, so the one switch of the link
     // publishes files, index and pointer together.

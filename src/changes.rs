@@ -18,15 +18,15 @@ use uuid::Uuid;
 use crate::model::{Directory, Timestamp};
 
 /// The record's folder (`/changes/`, pages `?page=N`).
-pub const FOLDER: &str = crate::urls::CHANGES;
+pub(crate) const FOLDER: &str = crate::urls::CHANGES;
 /// What the last build held: id → content hash, for the next build to compare with.
-pub const STATE: &str = crate::urls::CHANGES_STATE;
+pub(crate) const STATE: &str = crate::urls::CHANGES_STATE;
 /// Entries per page, newest first.
-pub const PER_PAGE: usize = 100;
+pub(crate) const PER_PAGE: usize = 100;
 
 /// What one kind of object did in one build; ids sorted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Diff {
+pub(crate) struct Diff {
     /// New ids.
     pub added: Vec<Uuid>,
     /// Ids whose v4 single-object response changed.
@@ -56,7 +56,7 @@ impl Diff {
 
 /// One build that changed something.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// XXH3-128 of the previous entry's id and this build's [`State`]: equal states at
     /// different points of the chain still get different ids.
     pub id: String,
@@ -72,7 +72,7 @@ pub struct Entry {
 
 /// A page of the record: `changes/index.json` is page 1.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Page {
+pub(crate) struct Page {
     /// Entries, newest first.
     pub builds: Vec<Entry>,
     /// Absolute URL of the next (older) page.
@@ -81,7 +81,7 @@ pub struct Page {
 
 /// What a build published, for the next one to compare with (`changes/state.json`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct State {
+pub(crate) struct State {
     /// The id of the record's newest entry.
     pub build: Option<String>,
     /// Service id → content hash of `/api/v4/services/<id>/`.
@@ -92,7 +92,7 @@ pub struct State {
 
 /// The previous build's record and state.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Previous {
+pub(crate) struct Previous {
     /// Every entry, newest first.
     pub builds: Vec<Entry>,
     /// What it held.
@@ -256,7 +256,7 @@ fn parse<T: serde::de::DeserializeOwned>(at: &str, bytes: &[u8]) -> Result<T, Ch
 
 /// Reads the previous build's record: `Ok(None)` when the source holds none (the first
 /// build with a record). Its pages are followed until one has no `next`.
-pub fn read_previous(source: &Source) -> Result<Option<Previous>, ChangesError> {
+pub(crate) fn read_previous(source: &Source) -> Result<Option<Previous>, ChangesError> {
     let reader = Reader::open(source)?;
     let Some((at, bytes)) = reader.fetch(&Object::State)? else { return Ok(None) };
     let state: State = parse(&at, &bytes)?;
@@ -277,7 +277,7 @@ pub fn read_previous(source: &Source) -> Result<Option<Previous>, ChangesError> 
 }
 
 /// This build's state from the content hashes of its v4 single-object responses.
-pub fn state(dir: &Directory, hash_of: impl Fn(&str) -> Option<String>) -> State {
+pub(crate) fn state(dir: &Directory, hash_of: impl Fn(&str) -> Option<String>) -> State {
     let hashes = |ids: &mut dyn Iterator<Item = Uuid>, folder: fn(&str) -> String| {
         ids.filter_map(|id| hash_of(&format!("{}/index.json", folder(&id.to_string()))).map(|h| (id, h))).collect()
     };
@@ -290,7 +290,7 @@ pub fn state(dir: &Directory, hash_of: impl Fn(&str) -> Option<String>) -> State
 
 /// The record after this build: the previous one, with a new entry first when anything
 /// changed (or when there is no previous record and the directory is not empty).
-pub fn next_record(dir: &Directory, previous: Option<Previous>, mut state: State) -> (Vec<Entry>, State) {
+pub(crate) fn next_record(dir: &Directory, previous: Option<Previous>, mut state: State) -> (Vec<Entry>, State) {
     let previous = previous.unwrap_or_default();
     let services = Diff::between(&previous.state.services, &state.services);
     let organisations = Diff::between(&previous.state.organisations, &state.organisations);
@@ -318,7 +318,7 @@ pub fn next_record(dir: &Directory, previous: Option<Previous>, mut state: State
 
 /// The pages of a record (at least one, possibly empty): page `n` holds entries
 /// `(n-1)*PER_PAGE ..`, `next` links to page `n+1`.
-pub fn pages(builds: &[Entry], base_url: &str) -> Vec<Page> {
+pub(crate) fn pages(builds: &[Entry], base_url: &str) -> Vec<Page> {
     let count = builds.len().div_ceil(PER_PAGE).max(1);
     (1..=count)
         .map(|n| Page {
@@ -330,7 +330,7 @@ pub fn pages(builds: &[Entry], base_url: &str) -> Vec<Page> {
 
 /// The files of the record: `changes/index.json` (page 1) and `changes/page/N/index.json`
 /// for every page, each with its HTML view, and `changes/state.json`.
-pub fn files(
+pub(crate) fn files(
     builds: &[Entry],
     state: &State,
     base_url: &str,
@@ -359,7 +359,7 @@ pub fn files(
 }
 
 /// The default source: the published output itself, when it exists.
-pub fn published(output: &Path) -> Source {
+pub(crate) fn published(output: &Path) -> Source {
     Source::Dir(output.to_owned())
 }
 

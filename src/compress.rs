@@ -11,10 +11,10 @@ use std::io::Write;
 pub const MIN_LEN: usize = 256;
 
 /// An encoder: the file's bytes in, the variant's bytes out.
-pub type Encoder = fn(&[u8]) -> std::io::Result<Vec<u8>>;
+pub(crate) type Encoder = fn(&[u8]) -> std::io::Result<Vec<u8>>;
 
 /// The variants: file-name suffix and encoder.
-pub const ENCODINGS: [(&str, Encoder); 2] = [(".gz", gzip), (".br", brotli)];
+pub(crate) const ENCODINGS: [(&str, Encoder); 2] = [(".gz", gzip), (".br", brotli)];
 
 /// Whether a file gets precompressed variants.
 pub fn worth_it(path: &str, len: usize) -> bool {

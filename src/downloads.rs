@@ -14,7 +14,7 @@ use crate::openreferral::{Index, tables};
 use crate::views::Publication;
 use crate::views::v4::{ServiceContext, ServiceView};
 
-pub use crate::urls::{LOCATIONS_GEOJSON, OPENREFERRAL_ZIP, SERVICES_NDJSON_GZ};
+pub(crate) use crate::urls::{LOCATIONS_GEOJSON, OPENREFERRAL_ZIP, SERVICES_NDJSON_GZ};
 
 /// Why a download could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +45,7 @@ pub enum DownloadError {
 
 /// `services.ndjson.gz`: the `data` of each service's v4 single-service response (the same
 /// view and form), in id order, one a line.
-pub fn services_ndjson_gz(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, DownloadError> {
+pub(crate) fn services_ndjson_gz(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, DownloadError> {
     let io = |source| DownloadError::Io { path: SERVICES_NDJSON_GZ, source };
     let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::default());
     for service in &dir.services {
@@ -93,11 +93,11 @@ struct ServiceLink<'a> {
 /// `locations.geojson` (behaviour.md, "The map file"): an RFC 7946 FeatureCollection of
 /// every location of a published service, in location id order, each a Point with the
 /// location's id, name, address and postcode and the published services at it (id order).
-pub fn locations_geojson(dir: &Directory) -> Result<Vec<u8>, DownloadError> {
+pub(crate) fn locations_geojson(dir: &Directory) -> Result<Vec<u8>, DownloadError> {
     let mut at: Vec<Vec<ServiceLink<'_>>> = (0..dir.locations.len()).map(|_| Vec::new()).collect();
     for service in &dir.services {
         for &l in &service.locations {
-            at[l as usize].push(ServiceLink { id: service.id, name: &service.name, slug: &service.slug });
+            at[l.get()].push(ServiceLink { id: service.id, name: &service.name, slug: &service.slug });
         }
     }
     let features: Vec<Feature<'_>> = dir
@@ -123,7 +123,11 @@ pub fn locations_geojson(dir: &Directory) -> Result<Vec<u8>, DownloadError> {
 
 /// `openreferral-uk.zip`: `datapackage.json` at the root, then one CSV per table of the
 /// profile (header row, then rows in id order; empty tables have the header only).
-pub fn openreferral_zip(dir: &Directory, publication: &Publication, index: &Index) -> Result<Vec<u8>, DownloadError> {
+pub(crate) fn openreferral_zip(
+    dir: &Directory,
+    publication: &Publication,
+    index: &Index,
+) -> Result<Vec<u8>, DownloadError> {
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
         .last_modified_time(zip::DateTime::default())

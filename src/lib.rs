@@ -5,24 +5,24 @@
 
 pub mod api;
 pub mod build;
-pub mod changes;
+pub(crate) mod changes;
 pub mod cli;
 pub mod compress;
 pub mod config;
 pub mod convert;
-pub mod downloads;
+pub(crate) mod downloads;
 pub mod edge;
 pub mod index;
 pub mod input;
-pub mod jobs;
+pub(crate) mod jobs;
 pub mod listings;
 pub mod model;
 pub mod nginx;
-pub mod openapi;
+pub(crate) mod openapi;
 pub mod openreferral;
 pub mod preview;
 pub mod publish;
-pub mod render;
+pub(crate) mod render;
 pub mod report;
 
 pub mod sample;
@@ -33,7 +33,7 @@ pub mod server;
 pub mod test_support;
 #[cfg(feature = "cloud")]
 pub mod tls;
-pub mod urls;
+pub(crate) mod urls;
 pub mod validate;
 pub mod views;
 pub mod write;

@@ -12,7 +12,7 @@ use crate::views::v4::{PagedEnvelope, ServiceContext, ServiceView};
 /// The services of every listing, in id order (the directory's order), found once per
 /// build so that no page scans the services.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Listings {
+pub(crate) struct Listings {
     /// Per category node: the services tagged with it or with a node below it.
     categories: Vec<Vec<ServiceIx>>,
     /// Per service area: the services with it.
@@ -30,12 +30,11 @@ pub enum Job {
 
 impl Listings {
     /// The listings of a directory.
-    pub fn of(dir: &Directory) -> Listings {
+    pub(crate) fn of(dir: &Directory) -> Listings {
         let mut categories = vec![Vec::new(); dir.categories.nodes.len()];
         let mut areas = vec![Vec::new(); dir.service_areas.len()];
         let mut above: Vec<CategoryIx> = Vec::new();
-        for (ix, service) in dir.services.iter().enumerate() {
-            let ix = ix as ServiceIx;
+        for (ix, service) in dir.indexed_services() {
             // Each node a service is tagged with, and every node above it, once.
             above.clear();
             for &tag in &service.categories {
@@ -62,17 +61,17 @@ impl Listings {
     }
 
     /// The services of a category's listing.
-    pub fn of_category(&self, category: CategoryIx) -> &[ServiceIx] {
+    pub(crate) fn of_category(&self, category: CategoryIx) -> &[ServiceIx] {
         &self.categories[category as usize]
     }
 
     /// The services of a service area's listing.
-    pub fn of_area(&self, area: AreaIx) -> &[ServiceIx] {
+    pub(crate) fn of_area(&self, area: AreaIx) -> &[ServiceIx] {
         &self.areas[area as usize]
     }
 
     /// Every page of every listing, categories first, in a fixed order.
-    pub fn jobs(&self, page_size: usize) -> Vec<Job> {
+    pub(crate) fn jobs(&self, page_size: usize) -> Vec<Job> {
         let pages = |services: &[ServiceIx]| 1..=page_count(services.len(), page_size);
         let categories = self
             .categories
@@ -89,7 +88,7 @@ impl Listings {
 
     /// The files of one page: its folder, and the listing's own folder for page 1 and
     /// `page/last` for the last page.
-    pub fn render(&self, ctx: &RenderContext<'_>, job: Job) -> Result<Vec<OutputFile>, RenderError> {
+    pub(crate) fn render(&self, ctx: &RenderContext<'_>, job: Job) -> Result<Vec<OutputFile>, RenderError> {
         let dir = ctx.dir;
         let (folder, services, title, n) = match job {
             Job::Category(c, n) => {
@@ -113,7 +112,7 @@ impl Listings {
             previous: (n > 1).then(|| page_url(n - 1)),
             data: services[start..end]
                 .iter()
-                .map(|&s| ServiceView::new(dir, ctx.publication, &dir.services[s as usize], ServiceContext::List))
+                .map(|&s| ServiceView::new(dir, ctx.publication, &dir.services[s], ServiceContext::List))
                 .collect::<Vec<_>>(),
         };
         let title = format!("{title}, page {n}");
@@ -152,15 +151,14 @@ mod tests {
         let listings = Listings::of(&dir);
         for (c, node) in dir.categories.nodes.iter().enumerate() {
             let subtree = c as CategoryIx..node.subtree_end;
-            let want: Vec<ServiceIx> = (0..dir.services.len() as ServiceIx)
-                .filter(|&s| dir.services[s as usize].categories.iter().any(|t| subtree.contains(t)))
+            let want: Vec<ServiceIx> = ServiceIx::all(dir.services.len())
+                .filter(|&s| dir.services[s].categories.iter().any(|t| subtree.contains(t)))
                 .collect();
             assert_eq!(listings.of_category(c as CategoryIx), want, "{}", node.slug);
         }
         for a in 0..dir.service_areas.len() as AreaIx {
-            let want: Vec<ServiceIx> = (0..dir.services.len() as ServiceIx)
-                .filter(|&s| dir.services[s as usize].service_areas.contains(&a))
-                .collect();
+            let want: Vec<ServiceIx> =
+                ServiceIx::all(dir.services.len()).filter(|&s| dir.services[s].service_areas.contains(&a)).collect();
             assert_eq!(listings.of_area(a), want);
         }
     }
@@ -189,7 +187,7 @@ mod tests {
         assert_eq!(page1["count"], services.len());
         assert_eq!(page1["next"], format!("http://a.test/{folder}/?format=json&page=2"));
         assert_eq!(page1["previous"], serde_json::Value::Null);
-        assert_eq!(page1["data"][0]["id"], dir.services[services[0] as usize].id.to_string());
+        assert_eq!(page1["data"][0]["id"], dir.services[services[0]].id.to_string());
         assert!(first.iter().any(|f| f.path == format!("{folder}/index.html")));
         let last = listings.render(&ctx, *jobs.last().unwrap()).unwrap();
         let last = json(&last, &format!("{folder}/page/last/index.json"));

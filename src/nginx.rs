@@ -76,7 +76,7 @@ pub struct NginxConfig {
 }
 
 /// The default of [`NginxConfig::search_cache_mb`].
-pub const SEARCH_CACHE_MB: u32 = 256;
+pub(crate) const SEARCH_CACHE_MB: u32 = 256;
 
 /// The `max-age` of a `Cache-Control` value, in seconds (0 when it has none).
 pub fn max_age(cache_control: &str) -> u64 {
@@ -150,16 +150,14 @@ impl NginxConfig {
             search => &self.search,
             daemon_off => self.daemon_off,
             search_paths => search_paths,
-            import_folder => paths::IMPORT,
-            root_folder => paths::ROOT,
-            oruk_folder => crate::openreferral::FOLDER,
+            folder_pattern => crate::api::routes::folder_pattern(),
+            aliases => crate::api::routes::aliases().into_iter().collect::<Vec<_>>(),
+            paged_pattern => crate::api::routes::paged_pattern(),
             exact_files => routing::EXACT_FILES
                 .iter()
                 .map(|&(path, content_type, gzip)| context! { path => path, content_type => content_type, gzip => gzip })
                 .collect::<Vec<_>>(),
-            changes_folder => crate::urls::CHANGES,
             listing_pattern => crate::api::routes::listing_pattern(),
-            oruk_lists => crate::openreferral::List::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join("|"),
             last_page => PageNumber::LAST,
             max_accept => crate::api::negotiate::MAX_ACCEPT_BYTES,
             max_key => routing::MAX_KEY_LEN,
@@ -188,7 +186,7 @@ impl NginxConfig {
 }
 
 /// Body of the 503 nginx sends when no search server answers (DRF's `ServiceUnavailable`).
-pub const UNAVAILABLE: &str = r#"{"detail":"Service temporarily unavailable, try again later."}"#;
+pub(crate) const UNAVAILABLE: &str = r#"{"detail":"Service temporarily unavailable, try again later."}"#;
 
 /// Checks `HOST:PORT`: a host name or IPv4 address, or an IPv6 address in brackets, and a
 /// port from 1 to 65535. Nothing else can reach the configuration's text.

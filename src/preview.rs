@@ -3,8 +3,8 @@
 //!
 //! Every request goes through [`crate::api::routing::route`], the rules the nginx template
 //! implements too: the two search paths are handed, under their normal form, to
-//! [`crate::server::app`]; everything else is a file of `public/` or one of the bodies of
-//! [`crate::api`]. The headers are the search server's ([`server::standard_headers`]),
+//! `crate::server::live_app`; everything else is a file of `public/` or one of the bodies of
+//! [`crate::api`]. The headers are the search server's (`server::standard_headers`),
 //! plus the `Cache-Control` of [`cache_control`] and gzip as nginx applies it.
 //! This module does not build anything and never writes to `public/`. Files are read per
 //! request, so a rebuild is served at once; the search index is held in a

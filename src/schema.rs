@@ -4,17 +4,17 @@
 //! that every rule the loader checks on a single record is stated once here; the tests in
 //! `tests/it/schema.rs` hold them to the loader (the embedded dataset validates, every
 //! per-record bad-dataset case is rejected). Rules between records or files cannot be said
-//! in a schema and are listed in each schema's `description` ([`CROSS_FILE_RULES`]).
+//! in a schema and are listed in each schema's `description` (`CROSS_FILE_RULES`).
 
 use serde_json::{Value, json};
 
 use crate::model::AreaKind;
 
 /// The `$schema` of every document.
-pub const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
+pub(crate) const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// What the loader checks beyond one record, so beyond any schema.
-pub const CROSS_FILE_RULES: &str = "Not expressible in this schema, checked by `svcdir validate`: \
+pub(crate) const CROSS_FILE_RULES: &str = "Not expressible in this schema, checked by `svcdir validate`: \
 ids unique within their file; slugs unique among services, among organisations and in the \
 category tree; organisation_id naming an organisation; location_ids naming locations of the \
 same organisation; categories naming slugs of categories.json; service_areas naming codes of \
@@ -22,10 +22,10 @@ service_areas.json; category ids and area codes unique; postcode files and \
 area_code_aliases.csv (CSV).";
 
 /// A slug: lower-case ASCII letters and digits joined by single hyphens, 1 to 120 characters.
-pub const SLUG_PATTERN: &str = "^[a-z0-9]+(-[a-z0-9]+)*$";
+pub(crate) const SLUG_PATTERN: &str = "^[a-z0-9]+(-[a-z0-9]+)*$";
 
 /// The UUID forms the loader reads (hyphenated, simple, braced, `urn:uuid:`), any case.
-pub const UUID_PATTERN: &str = "^(urn:uuid:)?([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|\\{[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\\})$";
+pub(crate) const UUID_PATTERN: &str = "^(urn:uuid:)?([0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|\\{[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\\})$";
 
 /// A slug must not read as a UUID (it would be taken for an id in a URL).
 const UUID_LIKE_SLUG: &str = "^([0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$";

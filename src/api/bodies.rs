@@ -10,7 +10,7 @@ use crate::api::html::{HtmlView, render_html};
 
 /// Placeholder for the method in the 405 bodies rendered ahead of time: the preview puts
 /// the request's method there, nginx the method of the request line.
-pub const METHOD_PLACEHOLDER: &str = "SVCDIRREQUESTMETHOD";
+pub(crate) const METHOD_PLACEHOLDER: &str = "SVCDIRREQUESTMETHOD";
 
 /// JSON body of a 400 for a malformed request (Django REST framework's `ParseError`).
 pub fn bad_request_body() -> Vec<u8> {
@@ -22,7 +22,7 @@ pub fn invalid_page_body(format: Format) -> Result<Vec<u8>, ViewError> {
     error_view(format, &ApiError::InvalidPage, "Invalid page", "/api/v4/import/")
 }
 
-/// Body of the 405, with [`METHOD_PLACEHOLDER`] where the method goes.
+/// Body of the 405, with `METHOD_PLACEHOLDER` where the method goes.
 pub fn method_not_allowed_body(format: Format) -> Result<Vec<u8>, ViewError> {
     let placeholder = Method::from_bytes(METHOD_PLACEHOLDER.as_bytes()).map_err(|_| ViewError::Placeholder)?;
     error_view(format, &ApiError::MethodNotAllowed(placeholder), "Method not allowed", "/")

@@ -65,7 +65,7 @@ impl ApiError {
 
     /// The headers this error's status calls for beside the usual ones: `Retry-After` on a
     /// 429, and `Connection: close` on a 408 (RFC 9110 asks it of a 408).
-    pub fn extra_headers(&self) -> &'static [(&'static str, &'static str)] {
+    pub(crate) fn extra_headers(&self) -> &'static [(&'static str, &'static str)] {
         match self {
             ApiError::Overloaded => &[("retry-after", "1")],
             ApiError::TimedOut => &[("connection", "close")],

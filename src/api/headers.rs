@@ -10,19 +10,20 @@ pub const JSON: &str = "application/json";
 /// `Content-Type` of the HTML view.
 pub const HTML: &str = "text/html; charset=utf-8";
 /// `Allow`: the methods every path answers.
-pub const ALLOW: &str = "GET, HEAD, OPTIONS";
+pub(crate) const ALLOW: &str = "GET, HEAD, OPTIONS";
 /// `Vary`: the answer depends on `Accept` (JSON or HTML).
-pub const VARY: &str = "Accept";
+pub(crate) const VARY: &str = "Accept";
 /// `Access-Control-Allow-Origin`: the API is public.
-pub const ALLOW_ORIGIN: &str = "*";
+pub(crate) const ALLOW_ORIGIN: &str = "*";
 
 /// The headers every answer carries, whatever its status (name as the HTML view shows it).
-pub const COMMON: [(&str, &str); 3] = [("Allow", ALLOW), ("Vary", VARY), ("Access-Control-Allow-Origin", ALLOW_ORIGIN)];
+pub(crate) const COMMON: [(&str, &str); 3] =
+    [("Allow", ALLOW), ("Vary", VARY), ("Access-Control-Allow-Origin", ALLOW_ORIGIN)];
 
 /// Headers every answer carries beside [`COMMON`], which the HTML view does not list:
 /// browsers take the `Content-Type` as sent, never sniff a JSON body or a download into
 /// something they would run (issue 28).
-pub const HARDENING: [(&str, &str); 1] = [("X-Content-Type-Options", "nosniff")];
+pub(crate) const HARDENING: [(&str, &str); 1] = [("X-Content-Type-Options", "nosniff")];
 
 /// `Content-Security-Policy` of every HTML answer: the views run no script and load
 /// nothing; their only style is the inline `<style>` of `templates/base.html` (inline SVG
@@ -36,23 +37,23 @@ pub fn is_html(content_type: &str) -> bool {
 }
 
 /// The headers of a JSON answer, in the order the HTML view lists them.
-pub fn json_headers() -> Vec<(String, String)> {
+pub(crate) fn json_headers() -> Vec<(String, String)> {
     let [allow, vary, origin] = COMMON;
     [allow, ("Content-Type", JSON), vary, origin].iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
 }
 
 /// `Cache-Control` of a static 200 (and of OPTIONS on a static endpoint): the files change
 /// only when the site is rebuilt, so a CDN or browser may keep them for a while.
-pub const CACHE_STATIC: &str = "public, max-age=600";
+pub(crate) const CACHE_STATIC: &str = "public, max-age=600";
 /// `Cache-Control` of an object named by its content hash (the published search index):
 /// its bytes can never change, so any cache may keep it.
-pub const CACHE_IMMUTABLE: &str = "public, max-age=31536000, immutable";
+pub(crate) const CACHE_IMMUTABLE: &str = "public, max-age=31536000, immutable";
 /// `Cache-Control` of a search 200: results change with every rebuild of the index.
 pub const CACHE_SEARCH: &str = "public, max-age=60";
 /// `Cache-Control` of a 400 or 404: short, so a fix or a rebuild shows up soon.
 pub const CACHE_ERROR: &str = "public, max-age=60";
 /// `Cache-Control` of anything else (405, 5xx): never stored.
-pub const CACHE_NONE: &str = "no-store";
+pub(crate) const CACHE_NONE: &str = "no-store";
 
 /// Which origin made a response, for [`cache_control`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,14 +81,14 @@ pub const CORS_ALLOW_METHODS: &str = ALLOW;
 pub const CORS_DEFAULT_ALLOW_HEADERS: &str =
     "accept, accept-encoding, authorization, content-type, dnt, origin, user-agent, x-csrftoken, x-requested-with";
 /// `Access-Control-Max-Age` of a preflight: browsers may keep the answer for a day.
-pub const CORS_MAX_AGE: &str = "86400";
+pub(crate) const CORS_MAX_AGE: &str = "86400";
 
 /// The headers a CORS preflight gets beside the usual ones (behaviour.md, Routing), or
 /// `None` when the request is not a preflight: an OPTIONS with a non-empty
 /// `Access-Control-Request-Method`. The headers allowed are those the browser asks for
 /// (`Access-Control-Request-Headers`, as sent), else [`CORS_DEFAULT_ALLOW_HEADERS`], so a
 /// client app's own headers pass.
-pub fn preflight_headers(method: &Method, headers: &HeaderMap) -> Option<[(&'static str, HeaderValue); 3]> {
+pub(crate) fn preflight_headers(method: &Method, headers: &HeaderMap) -> Option<[(&'static str, HeaderValue); 3]> {
     let asked = |name: &str| headers.get(name).filter(|v| !v.as_bytes().trim_ascii().is_empty());
     if *method != Method::OPTIONS || asked("access-control-request-method").is_none() {
         return None;

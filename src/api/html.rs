@@ -13,7 +13,7 @@ use minijinja::{Environment, context};
 
 /// Everything the HTML view of one response shows.
 #[derive(Debug, Clone)]
-pub struct HtmlView<'a> {
+pub(crate) struct HtmlView<'a> {
     /// Page title, e.g. "Service search" or a service's name.
     pub title: String,
     /// The request as a client would make it: path and query, e.g. `/api/v4/services/?postcode=G2+1AL`.
@@ -32,19 +32,9 @@ pub struct HtmlView<'a> {
 
 /// The body an HTML view shows.
 #[derive(Debug, Clone)]
-pub enum Body<'a> {
+pub(crate) enum Body<'a> {
     /// A JSON tree.
     Value(&'a serde_json::Value),
-    /// JSON text, shown as it is read, without building a tree (the search's pages: parsing
-    /// them into a tree cost more than the search itself), with its paging links.
-    Encoded {
-        /// The JSON text.
-        json: &'a [u8],
-        /// `next`, if any.
-        next: Option<String>,
-        /// `previous`, if any.
-        previous: Option<String>,
-    },
     /// Its markup, already written ([`page_html_from_json`]), with its paging links.
     Markup {
         /// The markup, as a safe string (shown as it is, shared without a copy).
@@ -58,7 +48,7 @@ pub enum Body<'a> {
 
 /// What the HTML views of some responses show before the request and the response.
 #[derive(Debug, Clone, Default)]
-pub struct Extras {
+pub(crate) struct Extras {
     /// The front page's introduction (the API root's view).
     pub front: Option<FrontPage>,
     /// A search form's markup (`crate::render::form::SearchForm::render`).
@@ -70,7 +60,7 @@ pub struct Extras {
 /// What the front page says before the response: what the directory is, its licence and
 /// attribution, and the links of the API root.
 #[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct FrontPage {
+pub(crate) struct FrontPage {
     /// Number of published services.
     pub services: usize,
     /// Number of organisations.
@@ -86,29 +76,20 @@ pub struct FrontPage {
 impl<'a> HtmlView<'a> {
     /// The view of a JSON answer: the headers shown are those every JSON answer carries
     /// ([`crate::api::headers::json_headers`]).
-    pub fn of_json(title: &str, request: String, status: u16, body: &'a serde_json::Value, json_url: String) -> Self {
+    pub(crate) fn of_json(
+        title: &str,
+        request: String,
+        status: u16,
+        body: &'a serde_json::Value,
+        json_url: String,
+    ) -> Self {
         let headers = crate::api::headers::json_headers();
         let body = Body::Value(body);
         HtmlView { title: title.to_owned(), request, status, headers, body, json_url, extras: Extras::default() }
     }
 
-    /// The view of a JSON answer given as text, shown without building a tree.
-    pub fn of_encoded(
-        title: &str,
-        request: String,
-        status: u16,
-        json: &'a [u8],
-        links: (Option<String>, Option<String>),
-        json_url: String,
-    ) -> Self {
-        let headers = crate::api::headers::json_headers();
-        let (next, previous) = links;
-        let body = Body::Encoded { json, next, previous };
-        HtmlView { title: title.to_owned(), request, status, headers, body, json_url, extras: Extras::default() }
-    }
-
     /// The view of a JSON answer whose markup is already written ([`page_html_from_json`]).
-    pub fn of_markup(
+    pub(crate) fn of_markup(
         title: &str,
         request: String,
         status: u16,
@@ -124,7 +105,7 @@ impl<'a> HtmlView<'a> {
 
     /// [`HtmlView::of_json`] for a request whose JSON form is the same path with
     /// `?format=json` (a file of the build, or a fixed body).
-    pub fn of_static(title: &str, request: &str, status: u16, body: &'a serde_json::Value) -> Self {
+    pub(crate) fn of_static(title: &str, request: &str, status: u16, body: &'a serde_json::Value) -> Self {
         let (base, _) = request.split_once('?').unwrap_or((request, ""));
         HtmlView::of_json(title, request.to_owned(), status, body, format!("{base}?format=json"))
     }
@@ -133,7 +114,7 @@ impl<'a> HtmlView<'a> {
 /// Why rendering failed.
 #[derive(Debug, thiserror::Error)]
 pub enum HtmlError {
-    /// The JSON text of a [`Body::Encoded`] is not JSON.
+    /// The JSON text given ([`page_html_from_json`]) is not JSON.
     #[error("the body is not JSON: {0}")]
     Json(#[from] serde_json::Error),
     /// A template failed.
@@ -148,11 +129,11 @@ pub enum HtmlError {
 
 const PAGE: &str = "page.html";
 /// The shell every HTML page extends (`templates/base.html`).
-pub const BASE: &str = "base.html";
+pub(crate) const BASE: &str = "base.html";
 /// The search form's template (`templates/search_form.html`), drawn by `crate::render::form`.
-pub const FORM: &str = "search_form.html";
+pub(crate) const FORM: &str = "search_form.html";
 /// [`BASE`]'s source, embedded.
-pub const BASE_SOURCE: &str = include_str!("../../templates/base.html");
+pub(crate) const BASE_SOURCE: &str = include_str!("../../templates/base.html");
 
 /// The templates of the HTML views, parsed once.
 pub(crate) fn environment() -> &'static Environment<'static> {
@@ -182,14 +163,11 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// Renders the HTML view of one response.
-pub fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
+pub(crate) fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
     let (body, previous, next) = match &view.body {
         Body::Value(value) => {
             let link = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
             (minijinja::Value::from_safe_string(body_html(value)), link("previous"), link("next"))
-        }
-        Body::Encoded { json, next, previous } => {
-            (minijinja::Value::from_safe_string(body_html_from_json(json)?), previous.clone(), next.clone())
         }
         Body::Markup { html, next, previous } => (html.clone(), previous.clone(), next.clone()),
     };
@@ -215,7 +193,7 @@ pub fn render_html(view: &HtmlView<'_>) -> Result<String, HtmlError> {
 
 /// The body as nested lists: objects as definition lists, arrays as ordered lists,
 /// `http(s)` strings as links; every string escaped.
-pub fn body_html(body: &serde_json::Value) -> String {
+pub(crate) fn body_html(body: &serde_json::Value) -> String {
     let mut out = String::with_capacity(4096);
     write_value(&mut out, body);
     out
@@ -228,25 +206,26 @@ pub fn body_html(body: &serde_json::Value) -> String {
 /// a walk over the bytes that copies each plain string as it stands in the text
 /// (strings with JSON escapes and all numbers are read by serde_json); text that walk does
 /// not take is read by serde_json, which then also says what is wrong with it.
-pub fn body_html_from_json(json: &[u8]) -> Result<String, serde_json::Error> {
+#[cfg(test)]
+pub(crate) fn body_html_from_json(json: &[u8]) -> Result<String, serde_json::Error> {
     Ok(page_html_from_json(json)?.0)
 }
 
 /// A result of a page of results as its map reads it: its name, and the latitude and
 /// longitude of each of its locations, in order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PageResult<'t> {
+pub(crate) struct PageResult<'t> {
     /// `name`.
     pub name: std::borrow::Cow<'t, str>,
     /// `(latitude, longitude)` of each of `locations`.
     pub locations: Vec<(f64, f64)>,
 }
 
-/// [`body_html_from_json`] of a page of results, with what its map needs, read in the same
-/// walk: the name and locations of each result of its `data` (v4) or `results` (v3) list.
+/// [`body_html`] of a page of results given as JSON text, written as the text is read (the
+/// tree is never built), with what its map needs, read in the same walk: the name and locations of each result of its `data` (v4) or `results` (v3) list.
 /// None for the results when the text has no such list or a result lacks its `name` or a
 /// location its `latitude` or `longitude` as a number (the caller then reads them itself).
-pub fn page_html_from_json(json: &[u8]) -> Result<(String, Option<Vec<PageResult<'_>>>), serde_json::Error> {
+pub(crate) fn page_html_from_json(json: &[u8]) -> Result<(String, Option<Vec<PageResult<'_>>>), serde_json::Error> {
     let mut out = String::with_capacity(json.len() * 3);
     if let Ok(text) = std::str::from_utf8(json) {
         let mut walk = Markup { text, at: 0, out: &mut out, keys: [""; 5], page: Page::default() };
@@ -260,7 +239,7 @@ pub fn page_html_from_json(json: &[u8]) -> Result<(String, Option<Vec<PageResult
     Ok((out, None))
 }
 
-/// [`body_html_from_json`] through serde_json's reader (with [`MarkupSeed`]).
+/// The markup of [`page_html_from_json`] through serde_json's reader (with [`MarkupSeed`]).
 fn body_html_by_serde(json: &[u8], out: &mut String) -> Result<(), serde_json::Error> {
     use serde::de::DeserializeSeed;
     let mut de = serde_json::Deserializer::from_slice(json);

@@ -1,6 +1,6 @@
 //! The HTTP contract of the API, with no transport in it: which paths exist and what each
-//! answers ([`routing`], [`path`]), JSON or HTML ([`negotiate`]), the errors and their bodies
-//! ([`error`], [`bodies`]), and the headers and cache policy ([`headers`]); the URL space as
+//! answers ([`routing`], `path`), JSON or HTML ([`negotiate`]), the errors and their bodies
+//! (`error`, [`bodies`]), and the headers and cache policy ([`headers`]); the URL space as
 //! tables for the Cloudflare Worker ([`routes`]) and the metadata of published objects
 //! ([`objects`], read by `svcdir publish`).
 //!
@@ -10,21 +10,21 @@
 //! changes here, once; the end-to-end suite (`tests/e2e`) checks that they answer alike.
 
 pub mod bodies;
-pub mod error;
+pub(crate) mod error;
 pub mod headers;
-pub mod html;
+pub(crate) mod html;
 pub mod negotiate;
 pub mod objects;
-pub mod path;
-pub mod query;
+pub(crate) mod path;
+pub(crate) mod query;
 pub mod routes;
 pub mod routing;
 
-pub use error::ApiError;
+pub(crate) use error::ApiError;
 pub use negotiate::Format;
 
 /// The media types of the files of a build, by file extension (nginx's `types` block).
-pub const MEDIA_TYPES: [(&str, &str); 5] = [
+pub(crate) const MEDIA_TYPES: [(&str, &str); 5] = [
     ("json", "application/json"),
     ("html", "text/html"),
     // Downloads: sent as they are, without a Content-Encoding.
@@ -35,11 +35,11 @@ pub const MEDIA_TYPES: [(&str, &str); 5] = [
 ];
 
 /// The media type of a file with no known extension (nginx's `default_type`).
-pub const DEFAULT_MEDIA_TYPE: &str = "application/json";
+pub(crate) const DEFAULT_MEDIA_TYPE: &str = "application/json";
 
 /// The media types sent with `; charset=utf-8` (nginx's `charset utf-8` applies to its
 /// `charset_types`, of which the build has only `text/html`).
-pub const CHARSET_TYPES: [&str; 1] = ["text/html"];
+pub(crate) const CHARSET_TYPES: [&str; 1] = ["text/html"];
 
 /// The `Content-Type` nginx sends for a file with this name.
 pub fn content_type(name: &str) -> String {

@@ -60,13 +60,13 @@ fn best_fit(ranges: &[(mime::Mime, usize)], type_: &str, subtype: &str) -> Optio
 }
 
 /// How much of `Accept` negotiation reads, in bytes: the ranges that end within them
-/// ([`read_part`]). A browser sends under 300; the cap keeps the work per request small
+/// (`read_part`). A browser sends under 300; the cap keeps the work per request small
 /// and equal on every front end (the nginx template and the Worker read the same part).
 pub const MAX_ACCEPT_BYTES: usize = 1024;
 
 /// The part of an `Accept` value negotiation reads: all of it up to [`MAX_ACCEPT_BYTES`],
 /// else the longest prefix of at most that many bytes that a `,` follows ("" when none).
-pub fn read_part(accept: &str) -> &str {
+pub(crate) fn read_part(accept: &str) -> &str {
     if accept.len() <= MAX_ACCEPT_BYTES {
         return accept;
     }
@@ -78,7 +78,7 @@ pub fn read_part(accept: &str) -> &str {
 
 /// Whether an `Accept` value prefers `text/html` to `application/json`. At equal quality
 /// the more specific range wins, then the one listed first (as Django REST framework picks
-/// for `text/html, application/json`). Only [`read_part`] of the value counts.
+/// for `text/html, application/json`). Only `read_part` of the value counts.
 pub fn prefers_html(accept: &str) -> bool {
     let ranges: Vec<(mime::Mime, usize)> = read_part(accept)
         .split(',')

@@ -1,7 +1,7 @@
 //! The metadata of each published object (behaviour.md, "Publishing and the CDN edge"):
 //! the `Content-Type` nginx would send for the file, the `Cache-Control` of the cache
 //! policy for the answer it makes, and `Content-Encoding` for a precompressed variant.
-//! [`super::headers::HARDENING`] and the HTML views' CSP are not among them: object stores
+//! `super::headers::HARDENING` and the HTML views' CSP are not among them: object stores
 //! keep only these standard headers (anything else becomes user metadata, sent as
 //! `x-amz-meta-*` and the like, which browsers ignore), so the edge in front (the Worker of
 //! `svcdir cdn-config`) adds them to every answer.
@@ -14,7 +14,7 @@ use crate::write::MANIFEST;
 
 /// The headers stored with one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectHeaders {
+pub(crate) struct ObjectHeaders {
     /// `Content-Type`.
     pub content_type: String,
     /// `Cache-Control`.
@@ -26,7 +26,7 @@ pub struct ObjectHeaders {
 /// The headers of the object for the file `path` (relative, `/`-separated); `exists` says
 /// whether another file of the same tree exists (an `X.gz` is a precompressed variant only
 /// when `X` is there too; otherwise it is a download).
-pub fn object_headers(path: &str, exists: impl Fn(&str) -> bool) -> ObjectHeaders {
+pub(crate) fn object_headers(path: &str, exists: impl Fn(&str) -> bool) -> ObjectHeaders {
     let encoded = [(".gz", "gzip"), (".br", "br")]
         .into_iter()
         .find_map(|(suffix, encoding)| path.strip_suffix(suffix).filter(|plain| exists(plain)).map(|p| (p, encoding)));
@@ -61,12 +61,12 @@ const OCTET_STREAM: &str = "application/octet-stream";
 
 /// The stage of the pointer `_search/current.json`: after every other upload and after the
 /// manifest, so that it never names an index the store does not hold yet.
-pub const POINTER_STAGE: u8 = u8::MAX;
+pub(crate) const POINTER_STAGE: u8 = u8::MAX;
 
 /// When an object is uploaded, as `(stage, order within the stage)`: a file goes before the
 /// lists that link to it (behaviour.md, "Publishing and the CDN edge"). Stage 0 holds the
 /// resources (services, organisations, Open Referral objects, the OpenAPI documents, error
-/// pages, downloads); stage 1 the numbered pages of the paged lists ([`routes::paged_folders`]),
+/// pages, downloads); stage 1 the numbered pages of the paged lists (`routes::paged_folders`),
 /// highest first (each links to the next), `page/last` before them; stage 2 the list
 /// endpoints and the paged lists' first pages, which link into the stages before.
 pub fn upload_stage(path: &str) -> (u8, std::cmp::Reverse<u64>) {

@@ -6,7 +6,7 @@ use percent_encoding::percent_decode_str;
 
 /// A path that nginx answers with 400 before routing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum BadPath {
+pub(crate) enum BadPath {
     /// `%` not followed by two hex digits.
     #[error("bad percent escape")]
     Escape,
@@ -21,7 +21,7 @@ pub enum BadPath {
 /// The path as nginx matches locations against it: percent-decoded, runs of `/` merged,
 /// `.` and `..` segments resolved. `Ok(None)` when the decoded bytes are not UTF-8 (such a
 /// path matches no endpoint).
-pub fn normalise_path(raw: &str) -> Result<Option<String>, BadPath> {
+pub(crate) fn normalise_path(raw: &str) -> Result<Option<String>, BadPath> {
     if !raw.starts_with('/') {
         return Err(BadPath::Outside);
     }

@@ -77,7 +77,7 @@ impl PageNumber {
     /// "Import and lists"): the last `page` value of the query; none is page 1; `last`
     /// exactly is the last page; a whole number from 1, white space around it allowed, is
     /// that page; anything else is invalid.
-    pub fn from_query(query: &RawQuery) -> PageNumber {
+    pub(crate) fn from_query(query: &RawQuery) -> PageNumber {
         match query.last("page") {
             None => PageNumber::Number(1),
             Some(Self::LAST) => PageNumber::Last,

@@ -10,20 +10,20 @@ use crate::urls as paths;
 pub const SEARCH_PATHS: [&str; 2] = super::routing::SEARCH_PATHS;
 
 /// The folder of the 404 bodies.
-pub const ERRORS_FOLDER: &str = paths::ERRORS;
+pub(crate) const ERRORS_FOLDER: &str = paths::ERRORS;
 
 /// Methods an endpoint answers; any other is 405.
-pub const ALLOWED_METHODS: [&str; 3] = ["GET", "HEAD", "OPTIONS"];
+pub(crate) const ALLOWED_METHODS: [&str; 3] = ["GET", "HEAD", "OPTIONS"];
 
 /// Methods refused on every path before routing (nginx does so itself).
-pub const EARLY_405_METHODS: [&str; 2] = ["TRACE", "CONNECT"];
+pub(crate) const EARLY_405_METHODS: [&str; 2] = ["TRACE", "CONNECT"];
 
 /// Smallest body that is gzipped (nginx's `gzip_min_length`).
-pub const GZIP_MIN_LENGTH: u64 = 256;
+pub(crate) const GZIP_MIN_LENGTH: u64 = 256;
 
 /// Lists paged with `?page=N` / `?page=last` (path without the leading slash): page 1 in the
 /// folder, the others in `<folder>/page/<N or last>`.
-pub fn paged_folders() -> Vec<String> {
+pub(crate) fn paged_folders() -> Vec<String> {
     use crate::urls::openreferral::{self as oruk, List};
     let mut folders = vec![paths::IMPORT.to_owned(), crate::urls::CHANGES.to_owned()];
     folders.extend(List::ALL.into_iter().map(oruk::list));
@@ -34,18 +34,19 @@ pub fn paged_folders() -> Vec<String> {
 /// nginx and JavaScript read alike: the folder above the keys, a key as
 /// [`super::routing::LISTINGS`] allows it, then the listing's segment. Each is paged as the
 /// import.
-pub fn listing_pattern() -> String {
-    use super::routing::{MAX_AREA_CODE_LEN, MAX_KEY_LEN};
+pub(crate) fn listing_pattern() -> String {
+    use super::routing::MAX_AREA_CODE_LEN;
     format!(
-        "(?:{}/[a-z0-9-]{{1,{MAX_KEY_LEN}}}|{}/[A-Z0-9]{{1,{MAX_AREA_CODE_LEN}}})/{}",
+        "(?:{}/{}|{}/[A-Z0-9]{{1,{MAX_AREA_CODE_LEN}}})/{}",
         paths::CATEGORIES_V4,
+        key_pattern(),
         paths::SERVICE_AREAS_V4,
         paths::LISTING
     )
 }
 
 /// The endpoints that are one folder each (path without the leading slash).
-pub fn resource_folders() -> Vec<&'static str> {
+pub(crate) fn resource_folders() -> Vec<&'static str> {
     use crate::urls::openreferral as oruk;
     vec![
         paths::CATEGORIES_V4,
@@ -60,7 +61,7 @@ pub fn resource_folders() -> Vec<&'static str> {
 }
 
 /// Folders whose sub-folders, named by a key (an id or a slug), are endpoints.
-pub fn keyed_prefixes() -> Vec<String> {
+pub(crate) fn keyed_prefixes() -> Vec<String> {
     use crate::urls::openreferral::{self as oruk, List};
     let mut prefixes = vec![paths::service(""), paths::organisation("")];
     prefixes.extend(List::ALL.into_iter().map(|list| format!("{}/", oruk::list(list))));
@@ -80,9 +81,30 @@ pub fn aliases() -> std::collections::BTreeMap<String, &'static str> {
     .collect()
 }
 
+/// The key of a keyed folder as a regular expression nginx and JavaScript read alike: what
+/// [`super::routing::route`] takes for an id or a slug.
+fn key_pattern() -> String {
+    format!("[a-z0-9-]{{1,{}}}", super::routing::MAX_KEY_LEN)
+}
+
+/// Every endpoint that is one folder, as one regular expression nginx and JavaScript read
+/// alike (path without the leading slash): each of [`resource_folders`], and a key under
+/// each of [`keyed_prefixes`]. The folders' names need no escaping: a test checks that they
+/// hold only letters, digits, `-`, `_` and `/`.
+pub(crate) fn folder_pattern() -> String {
+    let mut alternatives: Vec<String> = resource_folders().into_iter().map(str::to_owned).collect();
+    alternatives.extend(keyed_prefixes().into_iter().map(|prefix| format!("{prefix}{}", key_pattern())));
+    format!("(?:{})", alternatives.join("|"))
+}
+
+/// [`paged_folders`] as one regular expression (see [`folder_pattern`]).
+pub(crate) fn paged_pattern() -> String {
+    format!("(?:{})", paged_folders().join("|"))
+}
+
 /// Files served as they are at their own path (exactly as written, leading slash), whatever
 /// `format` and `Accept` say: path → content type.
-pub fn exact_files() -> std::collections::BTreeMap<String, &'static str> {
+pub(crate) fn exact_files() -> std::collections::BTreeMap<String, &'static str> {
     super::routing::EXACT_FILES.iter().map(|(file, media, _)| (format!("/{file}"), *media)).collect()
 }
 
@@ -140,6 +162,22 @@ mod tests {
             assert_eq!(get(&path, None), Route::Static(Answer::Download { path: rel, content_type }), "{path}");
         }
         assert!(SEARCH_PATHS.iter().all(|p| !ERRORS_FOLDER.contains(p)));
+        // The patterns hold the folders as they are: nothing in a name that a regular
+        // expression would read otherwise.
+        let plain = |name: &str| name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_/".contains(&b));
+        assert!(resource_folders().into_iter().chain(keyed_prefixes().iter().map(String::as_str)).all(plain));
+        assert!(paged_folders().iter().all(|f| plain(f)));
+        let folders = regex::Regex::new(&format!("^{}$", folder_pattern())).expect("a regular expression");
+        let paged = regex::Regex::new(&format!("^{}$", paged_pattern())).expect("a regular expression");
+        for rel in ["api/v4/services/a-b-1", "api/v4/categories", "api", "openreferral/services/x", "openreferral"] {
+            assert!(folders.is_match(rel) && !paged.is_match(rel), "{rel}");
+        }
+        for rel in ["api/v4/services", "api/v4/services/A", "api/v4", "openreferral/services"] {
+            assert!(!folders.is_match(rel), "{rel}");
+        }
+        for rel in paged_folders() {
+            assert!(paged.is_match(&rel) && !folders.is_match(&rel), "{rel}");
+        }
         // The listings' pattern admits exactly the folders `route` pages.
         let pattern = regex::Regex::new(&format!("^{}$", listing_pattern())).expect("a regular expression");
         let long = "a".repeat(super::super::routing::MAX_KEY_LEN + 1);

@@ -224,7 +224,7 @@ fn endpoint(path: &str) -> Endpoint {
 /// Files served as they are at their own path, whatever `format` and `Accept` say (issue
 /// 17): path under `public/`, content type, and whether gzip applies (not to the downloads,
 /// which are compressed already and are no precompressed variant of anything).
-pub const EXACT_FILES: [(&str, &str, bool); 4] = [
+pub(crate) const EXACT_FILES: [(&str, &str, bool); 4] = [
     (crate::urls::SERVICES_NDJSON_GZ, "application/gzip", false),
     (crate::urls::OPENREFERRAL_ZIP, "application/zip", false),
     // The map file (issue 25), served as the other downloads are.
@@ -268,17 +268,18 @@ fn open_data_endpoint(path: &str, rel: &str) -> Option<Endpoint> {
 /// keyed folders whose `services` sub-folder is paged as the import: the folder above the
 /// keys, and whether a key is one of its keys (a category's slug; a service area's code,
 /// case-sensitive, so that `s12000046` names nothing).
-pub const LISTINGS: [(&str, KeyRule); 2] = [(paths::CATEGORIES_V4, is_key), (paths::SERVICE_AREAS_V4, is_area_code)];
+pub(crate) const LISTINGS: [(&str, KeyRule); 2] =
+    [(paths::CATEGORIES_V4, is_key), (paths::SERVICE_AREAS_V4, is_area_code)];
 
 /// Whether a path segment is a key of a listing's folder.
-pub type KeyRule = fn(&str) -> bool;
+pub(crate) type KeyRule = fn(&str) -> bool;
 
 /// The longest service-area code (input-format.md, `service_areas.json`).
-pub const MAX_AREA_CODE_LEN: usize = 32;
+pub(crate) const MAX_AREA_CODE_LEN: usize = 32;
 
 /// The key of a listing's folder (`api/v4/categories/<slug>/services`, path without the
 /// leading slash), if `rel` is one.
-pub fn listing_key(rel: &str) -> Option<&str> {
+pub(crate) fn listing_key(rel: &str) -> Option<&str> {
     let (above, key) = rel.strip_suffix(paths::LISTING)?.strip_suffix('/')?.rsplit_once('/')?;
     LISTINGS.iter().any(|(folder, is)| *folder == above && is(key)).then_some(key)
 }
@@ -288,7 +289,7 @@ fn is_area_code(key: &str) -> bool {
     (1..=MAX_AREA_CODE_LEN).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
 }
 
-/// The longest key of a resource: a slug (at most [`crate::model::slug::MAX_SLUG_LEN`]
+/// The longest key of a resource: a slug (at most `crate::model::slug::MAX_SLUG_LEN`
 /// bytes) or a UUID (36). A longer key names nothing, so it is not found without asking the
 /// file system (whose name limit it may pass).
 pub const MAX_KEY_LEN: usize = crate::model::slug::MAX_SLUG_LEN;

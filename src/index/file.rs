@@ -4,51 +4,16 @@
 
 use std::path::Path;
 
-use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-
+use super::csr::Csr;
 use super::postcodes::PostcodeTable;
+use super::stored::{Core, StoredPublication, StoredReference, StoredServices};
 use super::text::TextIndex;
-use super::{Csr, FORMAT_VERSION, HEADER_LEN, IndexError, MAGIC};
-use crate::model::{AreaIx, CategoryIx, Directory, LocationIx, Point, PostcodeDirectory};
+use super::{FORMAT_VERSION, HEADER_LEN, IndexError, LocationNo, MAGIC};
+use crate::model::{AreaKind, Directory};
 use crate::views::Publication;
 use crate::views::v3::ServiceV3;
 use crate::views::v4::{ServiceContext, ServiceView};
-
-/// What the index keeps of the services besides their rendered results, one table per
-/// field (service `ix` is key `ix` of each).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub(super) struct StoredServices {
-    pub(super) areas: Csr<AreaIx>,
-    pub(super) categories: Csr<CategoryIx>,
-    pub(super) locations: Csr<LocationIx>,
-    /// Position in (name, id) order: the last two keys of Search 7 as one integer.
-    #[serde(with = "super::packed")]
-    pub(super) name_rank: Vec<u32>,
-}
-
-impl StoredServices {
-    /// Number of services.
-    pub(super) fn len(&self) -> usize {
-        self.name_rank.len()
-    }
-}
-
-/// The core section: what is decoded at start-up. Flat tables only (no vector or string
-/// per record), so that decoding it is a few large copies.
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct Core {
-    pub(super) publication: Publication,
-    /// Categories and service areas only.
-    pub(super) directory: Directory,
-    pub(super) postcodes: PostcodeTable,
-    pub(super) text: TextIndex,
-    pub(super) services: StoredServices,
-    #[serde(with = "super::packed")]
-    pub(super) location_points: Vec<Point>,
-    /// The postcodes' districts and sectors ([`PostcodeTable::outcodes`]).
-    pub(super) outcodes: PostcodeTable,
-}
+use rayon::prelude::*;
 
 /// The bytes of an index file, owned or mapped.
 pub(super) enum Backing {
@@ -115,22 +80,15 @@ pub(super) fn core_of(dir: &Directory, publication: &Publication) -> Core {
         name_rank[ix as usize] = rank as u32;
     }
     Core {
-        publication: publication.clone(),
-        directory: Directory {
-            organisations: Vec::new(),
-            services: Vec::new(),
-            locations: Vec::new(),
-            categories: dir.categories.clone(),
-            service_areas: dir.service_areas.clone(),
-            postcodes: PostcodeDirectory::default(),
-        },
+        publication: StoredPublication::of(publication),
+        reference: StoredReference::of(dir),
         outcodes: postcodes.outcodes(),
         postcodes,
         text: TextIndex::build(dir),
         services: StoredServices {
-            areas: Csr::from_lists(dir.services.iter().map(|s| s.service_areas.as_slice())),
-            categories: Csr::from_lists(dir.services.iter().map(|s| s.categories.as_slice())),
-            locations: Csr::from_lists(dir.services.iter().map(|s| s.locations.as_slice())),
+            areas: Csr::from_lists(dir.services.iter().map(|s| s.service_areas.iter().copied())),
+            categories: Csr::from_lists(dir.services.iter().map(|s| s.categories.iter().copied())),
+            locations: Csr::from_lists(dir.services.iter().map(|s| s.locations.iter().map(|l| l.get() as LocationNo))),
             name_rank,
         },
         location_points: dir.locations.iter().map(|l| l.point).collect(),
@@ -269,8 +227,8 @@ pub(super) fn check_header(bytes: &[u8], path: &Path) -> Result<(usize, u64), In
 
 /// Every reference a request could follow points inside the core.
 pub(super) fn check_core(core: &Core) -> Result<(), String> {
-    let dir = &core.directory;
-    let (nodes, areas, locations) = (dir.categories.nodes.len(), dir.service_areas.len(), core.location_points.len());
+    let reference = &core.reference;
+    let (nodes, areas, locations) = (reference.categories.len(), reference.areas.len(), core.location_points.len());
     let stored = &core.services;
     let services = stored.len();
     if services > u32::MAX as usize || locations > u32::MAX as usize {
@@ -302,7 +260,10 @@ pub(super) fn check_core(core: &Core) -> Result<(), String> {
     }
     core.postcodes.check(areas)?;
     core.outcodes.check(areas)?;
-    for (ix, n) in dir.categories.nodes.iter().enumerate() {
+    if reference.areas.iter().any(|a| a.kind as usize >= AreaKind::ALL.len()) {
+        return Err("a service area is of a kind that does not exist".into());
+    }
+    for (ix, n) in reference.categories.iter().enumerate() {
         if n.parent.is_some_and(|p| p as usize >= nodes)
             || n.children.iter().any(|&c| c as usize >= nodes)
             || (n.subtree_end as usize) <= ix
@@ -311,7 +272,7 @@ pub(super) fn check_core(core: &Core) -> Result<(), String> {
             return Err(format!("category {ix} refers to a node that does not exist"));
         }
     }
-    if dir.categories.roots.iter().any(|&r| r as usize >= nodes) {
+    if reference.roots.iter().any(|&r| r as usize >= nodes) {
         return Err("a top-level category does not exist".into());
     }
     core.text.check(services)

@@ -9,8 +9,9 @@
 //! R-tree it replaces, the band and longitude bounds only narrow the candidates; whether
 //! a location is within the radius is decided by [`within_radius`].
 
+use super::{LocationNo, ServiceNo};
+use crate::model::Point;
 use crate::model::geo::EARTH_RADIUS_M;
-use crate::model::{LocationIx, Point, ServiceIx};
 
 use super::spatial::{UnitVector, chord2, unit_vector, within_radius};
 
@@ -20,7 +21,7 @@ const BAND_DEGREES: f64 = 0.01;
 
 /// Area-less services' locations, by band of latitude then longitude.
 #[derive(Debug, Default)]
-pub struct RadiusGrid {
+pub(crate) struct RadiusGrid {
     /// Band of the first band held.
     first_band: i64,
     /// Entries of band `first_band + b` are `band_start[b]..band_start[b + 1]`.
@@ -30,8 +31,8 @@ pub struct RadiusGrid {
     /// service. Kept apart so that each scan reads only what it needs.
     lons: Vec<f64>,
     units: Vec<UnitVector>,
-    locations: Vec<LocationIx>,
-    services: Vec<ServiceIx>,
+    locations: Vec<LocationNo>,
+    services: Vec<ServiceNo>,
 }
 
 /// The band that holds latitude `lat`.
@@ -43,12 +44,12 @@ impl RadiusGrid {
     /// The grid of the given (location, service) pairs, `points[location]` being where each
     /// location is and `units[location]` its [`unit_vector`]. Pairs of locations out of
     /// range are left out.
-    pub fn new(
+    pub(crate) fn new(
         points: &[Point],
         units: &[UnitVector],
-        pairs: impl Iterator<Item = (LocationIx, ServiceIx)>,
+        pairs: impl Iterator<Item = (LocationNo, ServiceNo)>,
     ) -> RadiusGrid {
-        let mut entries: Vec<(i64, f64, LocationIx, ServiceIx)> = pairs
+        let mut entries: Vec<(i64, f64, LocationNo, ServiceNo)> = pairs
             .filter_map(|(loc, service)| {
                 let p = points.get(loc as usize).filter(|_| (loc as usize) < units.len())?;
                 Some((band(p.lat), p.lon, loc, service))
@@ -78,12 +79,13 @@ impl RadiusGrid {
     }
 
     /// Number of (location, service) entries.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.services.len()
     }
 
     /// Whether the grid has no entry.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.services.is_empty()
     }
 
@@ -92,13 +94,13 @@ impl RadiusGrid {
     /// in band then longitude order; a service with several such locations is found once
     /// for each. `tick` is called once per entry looked at and stops the scan at its first
     /// error.
-    pub fn within<E>(
+    pub(crate) fn within<E>(
         &self,
         points: &[Point],
         centre: Point,
         radius_m: f64,
         mut tick: impl FnMut() -> Result<(), E>,
-        mut found: impl FnMut(ServiceIx),
+        mut found: impl FnMut(ServiceNo),
     ) -> Result<(), E> {
         if self.is_empty() || radius_m.is_nan() || radius_m < 0.0 {
             return Ok(());
@@ -162,14 +164,14 @@ mod tests {
     }
 
     /// Every (location, service) pair within the radius, by brute force.
-    fn brute(points: &[Point], pairs: &[(LocationIx, ServiceIx)], centre: Point, radius: f64) -> Vec<ServiceIx> {
-        let mut found: Vec<ServiceIx> =
+    fn brute(points: &[Point], pairs: &[(LocationNo, ServiceNo)], centre: Point, radius: f64) -> Vec<ServiceNo> {
+        let mut found: Vec<ServiceNo> =
             pairs.iter().filter(|(l, _)| points[*l as usize].distance_m(centre) <= radius).map(|p| p.1).collect();
         found.sort_unstable();
         found
     }
 
-    fn grid_finds(grid: &RadiusGrid, points: &[Point], centre: Point, radius: f64) -> Vec<ServiceIx> {
+    fn grid_finds(grid: &RadiusGrid, points: &[Point], centre: Point, radius: f64) -> Vec<ServiceNo> {
         let mut found = Vec::new();
         grid.within(points, centre, radius, || Ok::<(), ()>(()), |s| found.push(s)).unwrap();
         found.sort_unstable();
@@ -188,7 +190,7 @@ mod tests {
             Point { lat: 89.9999, lon: -170.0 },
             Point { lat: -89.99, lon: 0.0 },
         ];
-        let pairs: Vec<(LocationIx, ServiceIx)> =
+        let pairs: Vec<(LocationNo, ServiceNo)> =
             (0..points.len() as u32).map(|l| (l, l * 10)).chain([(0, 7)]).collect();
         let grid = RadiusGrid::new(&points, &units(&points), pairs.iter().copied());
         assert_eq!(grid.len(), pairs.len());
@@ -242,7 +244,7 @@ mod tests {
                 Point { lat, lon }
             };
             let points: Vec<Point> = raw.iter().map(|&d| at(d)).collect();
-            let pairs: Vec<(LocationIx, ServiceIx)> = (0..points.len() as u32).map(|l| (l, l % 7)).collect();
+            let pairs: Vec<(LocationNo, ServiceNo)> = (0..points.len() as u32).map(|l| (l, l % 7)).collect();
             let grid = RadiusGrid::new(&points, &units(&points), pairs.iter().copied());
             let centre = at(centre);
             // Radii exactly at some location's distance: the boundary is decided exactly.

@@ -1,61 +1,74 @@
 //! The search index: everything `svcdir-search` needs to answer a search, in one file.
 //!
 //! It owns the index's contents and its file format; it does not parse requests or decide
-//! which services match (that is `search`). [`SearchIndex::build`] is called by
-//! `svcdir build` on the same [`Directory`] and [`Publication`] the static files come from,
-//! and renders every service's search result with the same views, so search results say
-//! the same things as the static files.
+//! which services match (that is `search`). `svcdir build` encodes the file with
+//! `SearchIndex::encode_directory` from the same [`Directory`] and [`Publication`] the
+//! static files come from, rendering every service's search result with the same views, so
+//! search results say the same things as the static files; [`SearchIndex::build`] does the
+//! same in memory (tests, benchmarks), and `svcdir-search` maps a file with
+//! [`SearchIndex::read`].
 //!
-//! # File format (version 3)
+//! # File format (version 4)
 //! A 48-byte header: `MAGIC` (8 bytes), the format version (`u32`), 4 zero bytes, the
 //! lengths of the two sections (`u64` each), the XXH3-64 checksum of everything after the
 //! header (`u64`) and 8 zero bytes; all little-endian. Then:
-//! 1. the core, one postcard value of flat tables only (no vector or string per record, so
-//!    that decoding is a few large copies): the publication, the categories and service
-//!    areas (what parameters are checked against), the postcodes as a table of codes,
-//!    points and service-area numbers ([`postcodes::PostcodeTable`]), the text index, per
-//!    service only what matching and ordering read (areas, categories, locations, rank in
-//!    name order) as one table per field, the locations' points, and the postcodes'
-//!    districts and sectors as a second table of the postcodes' shape;
+//! 1. the core, one postcard value of the index's own types (`stored.rs`, never the
+//!    model's), flat tables only (no vector or string per record, so that decoding is a few
+//!    large copies): the publication, the categories and service areas (what parameters are
+//!    checked against), the postcodes as a table of codes, points and service-area numbers
+//!    (`postcodes::PostcodeTable`), the text index, per service only what matching and
+//!    ordering read (areas, categories, locations, rank in name order) as one table per
+//!    field, the locations' points, and the postcodes' districts and sectors as a second
+//!    table of the postcodes' shape;
 //! 2. the rendered results, read in place from a memory map and never decoded: the JSON of
 //!    every service as a v4 search result, then as a v3 one, and before them the
 //!    `2 × services + 1` byte offsets (`u64`) that cut them apart.
 //!
-//! The structures derived from the core (the R-tree, the radius grid, the service sets)
-//! are rebuilt on load. A file whose header, lengths or checksum do not hold, or whose
-//! core refers to anything that does not exist, is refused at start-up, never served. Bump [`FORMAT_VERSION`]
-//! whenever the encoded shape changes (including any change to the model's serde shape).
+//! The structures derived from the core (the R-tree, the radius grid, the service sets,
+//! `derive.rs`) are rebuilt on load. A file whose header, lengths or checksum do not hold,
+//! or whose core refers to anything that does not exist, is refused at start-up, never
+//! served. Bump `FORMAT_VERSION` whenever the encoded shape changes (any change to the
+//! types of `stored.rs`, or to what they hold).
 
+mod csr;
+mod derive;
 mod file;
-pub mod grid;
-pub mod packed;
-pub mod postcodes;
-pub mod published;
-pub mod sets;
-pub mod spatial;
+pub(crate) mod grid;
+pub(crate) mod packed;
+pub(crate) mod postcodes;
+pub(crate) mod published;
+pub(crate) mod sets;
+pub(crate) mod spatial;
+mod stored;
 pub mod text;
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use crate::api::query::ApiVersion;
-use crate::model::{Directory, LocationIx, Point, ServiceIx};
+use crate::model::{Directory, Point};
 use crate::views::Publication;
-use file::{Backing, Core, Sums, check_core, check_header, check_rendered, encode, write_file};
+use csr::Csr;
+use file::{Backing, Sums, check_core, check_header, check_rendered, encode, write_file};
 use grid::RadiusGrid;
-use packed::Packed;
 use postcodes::PostcodeTable;
 use sets::ServiceSet;
-use spatial::{SpatialIndex, UnitVector, unit_vector};
+use spatial::{SpatialIndex, UnitVector};
+use stored::Core;
 use text::TextLookup;
 
+/// A service as the search engine numbers it: the position of its
+/// [`crate::model::ServiceIx`], as a plain `u32`, since the bitsets, postings and radius
+/// grid do arithmetic on it. Only the index's build converts between the two.
+pub(crate) type ServiceNo = u32;
+/// A location as the search engine numbers it (see [`ServiceNo`]).
+pub(crate) type LocationNo = u32;
+
 /// First bytes of every index file.
-pub const MAGIC: [u8; 8] = *b"SVCDIDX\0";
+pub(crate) const MAGIC: [u8; 8] = *b"SVCDIDX\0";
 /// Version of the encoding written after the magic bytes.
-pub const FORMAT_VERSION: u32 = 4;
+pub(crate) const FORMAT_VERSION: u32 = 4;
 /// Bytes before the core.
-pub const HEADER_LEN: usize = 48;
+pub(crate) const HEADER_LEN: usize = 48;
 
 /// Why an index could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -74,7 +87,7 @@ pub enum IndexError {
         /// The cause.
         source: std::io::Error,
     },
-    /// The file does not start with [`MAGIC`].
+    /// The file does not start with `MAGIC`.
     #[error("{} is not a svcdir search index (its first bytes are not the index's magic bytes)", path.display())]
     BadMagic {
         /// The file.
@@ -115,93 +128,6 @@ pub enum IndexError {
     },
 }
 
-/// Offsets into a flat array: the items of key `k` are `items[start[k]..start[k + 1]]`.
-/// Stored as is in the index's core: two vectors decode in one go, where a vector per key
-/// would cost an allocation each at start-up.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(bound(serialize = "T: Packed", deserialize = "T: Packed"))]
-pub(crate) struct Csr<T> {
-    #[serde(with = "packed")]
-    start: Vec<u32>,
-    #[serde(with = "packed")]
-    items: Vec<T>,
-}
-
-impl<T> Default for Csr<T> {
-    fn default() -> Csr<T> {
-        Csr { start: vec![0], items: Vec::new() }
-    }
-}
-
-impl<T: Copy> Csr<T> {
-    /// Builds from each key's items, in key order.
-    pub(crate) fn from_lists<'a>(lists: impl Iterator<Item = &'a [T]>) -> Csr<T>
-    where
-        T: 'a,
-    {
-        let mut csr = Csr::default();
-        for list in lists {
-            csr.items.extend_from_slice(list);
-            csr.start.push(csr.items.len() as u32);
-        }
-        csr
-    }
-}
-
-impl<T> Csr<T> {
-    /// Number of keys.
-    pub(crate) fn keys(&self) -> usize {
-        self.start.len().saturating_sub(1)
-    }
-
-    /// Every item, key after key.
-    pub(crate) fn items(&self) -> &[T] {
-        &self.items
-    }
-
-    /// Whether the offsets start at 0, never go back and end at the number of items: what
-    /// makes [`Csr::get`] cut every key's items out of `items`.
-    pub(crate) fn check(&self) -> Result<(), String> {
-        if self.start.first() != Some(&0)
-            || self.start.windows(2).any(|w| w[0] > w[1])
-            || self.start.last().map(|&e| e as usize) != Some(self.items.len())
-        {
-            return Err("a table's offsets are out of order".into());
-        }
-        Ok(())
-    }
-
-    /// Builds from `(key, item)` pairs, keeping the pairs' order within a key.
-    fn from_pairs(keys: usize, pairs: impl Iterator<Item = (usize, T)> + Clone) -> Csr<T>
-    where
-        T: Copy + Default,
-    {
-        let mut start = vec![0u32; keys + 1];
-        for (k, _) in pairs.clone() {
-            start[k + 1] += 1;
-        }
-        for k in 1..start.len() {
-            start[k] += start[k - 1];
-        }
-        let mut fill = start.clone();
-        let mut items = vec![T::default(); start[keys] as usize];
-        for (k, item) in pairs {
-            items[fill[k] as usize] = item;
-            fill[k] += 1;
-        }
-        Csr { start, items }
-    }
-
-    /// The items of `key` (empty when out of range).
-    #[inline]
-    pub(crate) fn get(&self, key: usize) -> &[T] {
-        match (self.start.get(key), self.start.get(key + 1)) {
-            (Some(&a), Some(&b)) => &self.items[a as usize..b as usize],
-            _ => &[],
-        }
-    }
-}
-
 /// Everything a search needs: the publication, the parts of the directory that requests
 /// are checked against, the structures that make a search fast, and every service's
 /// rendered result, read in place from the file.
@@ -237,10 +163,10 @@ pub struct SearchIndex {
     /// Every location of any service: results are taken from it nearest first.
     pub(crate) nearest: SpatialIndex,
     /// Every service at each location.
-    pub(crate) services_at: Csr<ServiceIx>,
+    pub(crate) services_at: Csr<ServiceNo>,
     /// Services without locations, in (name, id) order: the order in which they follow
     /// the located ones when there is no `q` (Search 7).
-    pub(crate) unlocated_by_name: Vec<ServiceIx>,
+    pub(crate) unlocated_by_name: Vec<ServiceNo>,
     /// The whole file; the rendered section starts at `rendered_at`.
     file: Backing,
     rendered_at: usize,
@@ -294,85 +220,6 @@ impl SearchIndex {
         Ok(index)
     }
 
-    /// The query structures of a checked core; the file is set by the caller.
-    fn derive(core: Core, rendered_at: usize) -> SearchIndex {
-        let Core { publication, directory, postcodes, text, services: stored, location_points, outcodes } = core;
-        let services = stored.len();
-        let units: Vec<UnitVector> = location_points.iter().map(|&p| unit_vector(p)).collect();
-        let locations_of = |ix: usize| stored.locations.get(ix);
-        let service_points = Csr {
-            start: stored.locations.start.clone(),
-            items: stored.locations.items().iter().map(|&l| units[l as usize]).collect(),
-        };
-        // Only services without areas are candidates by radius: a service with areas matches
-        // the postcode only through one of them (behaviour.md, Search 3: "either no service
-        // areas or one among the postcode's codes"), so its locations decide where it sorts,
-        // never whether it matches.
-        let radius = RadiusGrid::new(
-            &location_points,
-            &units,
-            (0..services)
-                .filter(|&ix| stored.areas.get(ix).is_empty())
-                .flat_map(|ix| locations_of(ix).iter().map(move |&l| (l, ix as ServiceIx))),
-        );
-        let services_at = Csr::from_pairs(
-            location_points.len(),
-            (0..services).flat_map(|ix| locations_of(ix).iter().map(move |&l| (l as usize, ix as ServiceIx))),
-        );
-        let mut area_sets = vec![ServiceSet::empty(services); directory.service_areas.len()];
-        let mut category_sets = vec![ServiceSet::empty(services); directory.categories.nodes.len()];
-        let mut national_set = ServiceSet::empty(services);
-        let mut located_set = ServiceSet::empty(services);
-        for ix in 0..services {
-            let service = ix as ServiceIx;
-            for &a in stored.areas.get(ix) {
-                area_sets[a as usize].insert(service);
-                if directory.service_areas[a as usize].kind.is_national() {
-                    national_set.insert(service);
-                }
-            }
-            for &c in stored.categories.get(ix) {
-                category_sets[c as usize].insert(service);
-            }
-            if !locations_of(ix).is_empty() {
-                located_set.insert(service);
-            }
-        }
-        let mut unlocated_by_name: Vec<ServiceIx> =
-            (0..services).filter(|&ix| locations_of(ix).is_empty()).map(|ix| ix as ServiceIx).collect();
-        unlocated_by_name.sort_unstable_by_key(|&ix| stored.name_rank[ix as usize]);
-        // Each location of any service once, in location order.
-        let mut used = vec![false; units.len()];
-        for &l in stored.locations.items() {
-            used[l as usize] = true;
-        }
-        let nearest = SpatialIndex::of_points(
-            used.iter().enumerate().filter(|(_, u)| **u).map(|(l, _)| (units[l], l as LocationIx)).collect(),
-        );
-        SearchIndex {
-            directory,
-            publication,
-            postcodes,
-            outcodes,
-            text: TextLookup::new(text),
-            radius,
-            location_points,
-            service_points,
-            name_rank: stored.name_rank,
-            area_sets,
-            category_sets,
-            national_set,
-            located_set,
-            nearest,
-            services_at,
-            unlocated_by_name,
-            file: Backing::Owned(Vec::new()),
-            rendered_at,
-            services,
-            content_hash: String::new(),
-        }
-    }
-
     /// The directory's categories and service areas (its services, organisations and
     /// locations are not kept: results are read as rendered bytes; its postcodes are
     /// [`SearchIndex::postcodes`]).
@@ -416,15 +263,9 @@ impl SearchIndex {
         self.text.stored().term_count()
     }
 
-    /// Number of (location, service) pairs a radius can match: those of services without
-    /// service areas.
-    pub fn radius_candidates(&self) -> usize {
-        self.radius.len()
-    }
-
     /// The JSON of service `ix` as a search result of `version`, rendered at build time
     /// (empty for an index out of range).
-    pub fn rendered(&self, version: ApiVersion, ix: ServiceIx) -> &[u8] {
+    pub fn rendered(&self, version: ApiVersion, ix: ServiceNo) -> &[u8] {
         let k = ix as usize + if version == ApiVersion::V3 { self.services } else { 0 };
         let rendered = &self.file[self.rendered_at..];
         let offset = |k: usize| -> usize {
@@ -444,7 +285,7 @@ impl SearchIndex {
 
     /// Encodes the index file of a directory straight from the borrowed model, without
     /// building the query structures: what `svcdir build` does.
-    pub fn encode_directory(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexError> {
+    pub(crate) fn encode_directory(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexError> {
         encode(dir, publication)
     }
 
@@ -622,6 +463,10 @@ mod tests {
         let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
         assert!(err.to_string().contains("postcodes are not in order"), "{err}");
         let mut core = core_of(&dir, &publication);
+        core.reference.areas[0].kind = 9;
+        let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
+        assert!(err.to_string().contains("of a kind that does not exist"), "{err}");
+        let mut core = core_of(&dir, &publication);
         core.services.name_rank[0] = 1;
         let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
         assert!(err.to_string().contains("name ranks"), "{err}");
@@ -652,7 +497,6 @@ mod tests {
     fn derived_structures() {
         let index = index();
         // Only the area-less service is a radius candidate, at its one location.
-        assert_eq!(index.radius_candidates(), 1);
         assert_eq!(index.radius.len(), 1);
         // Every service at the location is in the tree of all locations.
         assert_eq!(index.nearest.len(), 1);

@@ -13,7 +13,7 @@ use serde::{Deserialize, Deserializer, Serializer};
 use crate::model::Point;
 
 /// A fixed-width value with a little-endian byte form.
-pub trait Packed: Copy {
+pub(crate) trait Packed: Copy {
     /// Bytes per value.
     const WIDTH: usize;
     /// Appends the value's bytes.
@@ -49,7 +49,7 @@ impl Packed for Point {
 }
 
 /// Writes the values as one byte string.
-pub fn serialize<T: Packed, S: Serializer>(values: &[T], serializer: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize<T: Packed, S: Serializer>(values: &[T], serializer: S) -> Result<S::Ok, S::Error> {
     let mut bytes = Vec::with_capacity(values.len() * T::WIDTH);
     for &v in values {
         v.put(&mut bytes);
@@ -58,7 +58,7 @@ pub fn serialize<T: Packed, S: Serializer>(values: &[T], serializer: S) -> Resul
 }
 
 /// Reads the values back; a byte string that is not a whole number of values is an error.
-pub fn deserialize<'de, T: Packed, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<T>, D::Error> {
+pub(crate) fn deserialize<'de, T: Packed, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<T>, D::Error> {
     let bytes = <&'de [u8]>::deserialize(deserializer)?;
     if !bytes.len().is_multiple_of(T::WIDTH) {
         return Err(D::Error::custom(format!("a column of {}-byte values is {} bytes long", T::WIDTH, bytes.len())));

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::Csr;
+use super::csr::Csr;
 use crate::model::geo::normalise_postcode;
 use crate::model::{AreaIx, Point, PostcodeDirectory, ServiceArea};
 

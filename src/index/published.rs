@@ -5,11 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::urls::search::{FOLDER, POINTER, index_path};
+pub(crate) use crate::urls::search::{POINTER, index_path};
 
 /// The contents of `_search/current.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pointer {
+pub(crate) struct Pointer {
     /// The index's content hash ([`crate::write::content_hash`], 32 hex digits).
     pub index: String,
     /// Where the index is, relative to the tree: `_search/<index>.idx`.
@@ -41,12 +41,12 @@ pub enum PointerError {
 
 impl Pointer {
     /// The pointer to an index with this content hash and size.
-    pub fn to(hash: &str, bytes: u64) -> Pointer {
+    pub(crate) fn to(hash: &str, bytes: u64) -> Pointer {
         Pointer { index: hash.to_owned(), path: index_path(hash), bytes }
     }
 
     /// The pointer's file: deterministic JSON, one line.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut bytes = serde_json::to_vec(self).expect("three plain fields serialise");
         bytes.push(b'\n');
         bytes
@@ -54,7 +54,7 @@ impl Pointer {
 
     /// Parses and checks a pointer: its hash is a content hash and its path the one that hash
     /// gives (so a pointer can never lead outside `_search/`).
-    pub fn parse(bytes: &[u8]) -> Result<Pointer, PointerError> {
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Pointer, PointerError> {
         let pointer: Pointer = serde_json::from_slice(bytes).map_err(|e| PointerError::Shape(e.to_string()))?;
         let hex = pointer.index.len() == 32
             && pointer.index.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));

@@ -3,24 +3,24 @@
 //! operations, and `count` is a population count (issue 12).
 //!
 //! This module owns the set type only; which sets exist is `index`, how they combine for a
-//! request is `search::run`.
+//! request is `search::matches`.
 
-use crate::model::ServiceIx;
+use super::ServiceNo;
 
 /// A set of services, one bit each, over a fixed number of services.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ServiceSet {
+pub(crate) struct ServiceSet {
     words: Vec<u64>,
 }
 
 impl ServiceSet {
     /// The empty set over `services` services.
-    pub fn empty(services: usize) -> ServiceSet {
+    pub(crate) fn empty(services: usize) -> ServiceSet {
         ServiceSet { words: vec![0; services.div_ceil(64)] }
     }
 
     /// The set of the given services (each below `services`).
-    pub fn of(services: usize, members: impl IntoIterator<Item = ServiceIx>) -> ServiceSet {
+    pub(crate) fn of(services: usize, members: impl IntoIterator<Item = ServiceNo>) -> ServiceSet {
         let mut set = ServiceSet::empty(services);
         for ix in members {
             set.insert(ix);
@@ -29,13 +29,13 @@ impl ServiceSet {
     }
 
     /// The set's words, 64 services each, service `i` at bit `i % 64` of word `i / 64`.
-    pub fn words(&self) -> &[u64] {
+    pub(crate) fn words(&self) -> &[u64] {
         &self.words
     }
 
     /// Adds `ix`.
     #[inline]
-    pub fn insert(&mut self, ix: ServiceIx) {
+    pub(crate) fn insert(&mut self, ix: ServiceNo) {
         if let Some(word) = self.words.get_mut(ix as usize / 64) {
             *word |= 1 << (ix % 64);
         }
@@ -43,7 +43,7 @@ impl ServiceSet {
 
     /// Removes `ix`; whether it was there.
     #[inline]
-    pub fn remove(&mut self, ix: ServiceIx) -> bool {
+    pub(crate) fn remove(&mut self, ix: ServiceNo) -> bool {
         match self.words.get_mut(ix as usize / 64) {
             Some(word) => {
                 let bit = 1 << (ix % 64);
@@ -57,64 +57,67 @@ impl ServiceSet {
 
     /// Whether `ix` is in the set.
     #[inline]
-    pub fn contains(&self, ix: ServiceIx) -> bool {
+    pub(crate) fn contains(&self, ix: ServiceNo) -> bool {
         self.words.get(ix as usize / 64).is_some_and(|w| w & (1 << (ix % 64)) != 0)
     }
 
     /// Adds every member of `other`.
-    pub fn union_with(&mut self, other: &[u64]) {
+    pub(crate) fn union_with(&mut self, other: &[u64]) {
         for (a, b) in self.words.iter_mut().zip(other) {
             *a |= b;
         }
     }
 
     /// Keeps only the members of `other`.
-    pub fn intersect_with(&mut self, other: &[u64]) {
+    pub(crate) fn intersect_with(&mut self, other: &[u64]) {
         for (n, a) in self.words.iter_mut().enumerate() {
             *a &= other.get(n).copied().unwrap_or(0);
         }
     }
 
     /// Removes every member of `other`.
-    pub fn subtract(&mut self, other: &[u64]) {
+    pub(crate) fn subtract(&mut self, other: &[u64]) {
         for (a, b) in self.words.iter_mut().zip(other) {
             *a &= !b;
         }
     }
 
     /// Number of members.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     /// Whether the set has no member.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.words.iter().all(|&w| w == 0)
     }
 
     /// Number of members that are also in `other`.
-    pub fn len_within(&self, other: &[u64]) -> usize {
+    pub(crate) fn len_within(&self, other: &[u64]) -> usize {
         self.words.iter().zip(other).map(|(a, b)| (a & b).count_ones() as usize).sum()
     }
 
     /// Members, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = ServiceIx> + '_ {
+    #[cfg(test)]
+    pub(crate) fn iter(&self) -> impl Iterator<Item = ServiceNo> + '_ {
         ones(&self.words)
     }
 }
 
 /// Members of the set whose words are `words`, ascending.
-pub fn ones(words: &[u64]) -> impl Iterator<Item = ServiceIx> + '_ {
+#[cfg(test)]
+pub(crate) fn ones(words: &[u64]) -> impl Iterator<Item = ServiceNo> + '_ {
     members(words.iter().copied())
 }
 
 /// Members of both sets (words `a` and `b`), ascending.
-pub fn ones_within<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = ServiceIx> + 'a {
+pub(crate) fn ones_within<'a>(a: &'a [u64], b: &'a [u64]) -> impl Iterator<Item = ServiceNo> + 'a {
     members(a.iter().zip(b).map(|(&x, &y)| x & y))
 }
 
 /// The members a sequence of 64-bit words stands for: bit `b` of word `n` is `64n + b`.
-fn members(words: impl Iterator<Item = u64>) -> impl Iterator<Item = ServiceIx> {
+fn members(words: impl Iterator<Item = u64>) -> impl Iterator<Item = ServiceNo> {
     words.enumerate().flat_map(|(n, word)| {
         let mut rest = word;
         std::iter::from_fn(move || {
@@ -123,7 +126,7 @@ fn members(words: impl Iterator<Item = u64>) -> impl Iterator<Item = ServiceIx> 
             }
             let bit = rest.trailing_zeros();
             rest &= rest - 1;
-            Some(n as ServiceIx * 64 + bit)
+            Some(n as ServiceNo * 64 + bit)
         })
     })
 }

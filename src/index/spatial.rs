@@ -10,21 +10,22 @@
 use rstar::RTree;
 use rstar::primitives::GeomWithData;
 
+use super::LocationNo;
+use crate::model::Point;
 use crate::model::geo::EARTH_RADIUS_M;
-use crate::model::{LocationIx, Point};
 
 /// A point on the unit sphere.
-pub type UnitVector = [f64; 3];
+pub(crate) type UnitVector = [f64; 3];
 
 /// The unit vector of a latitude and longitude.
-pub fn unit_vector(p: Point) -> UnitVector {
+pub(crate) fn unit_vector(p: Point) -> UnitVector {
     let (lat, lon) = (p.lat.to_radians(), p.lon.to_radians());
     [lat.cos() * lon.cos(), lat.cos() * lon.sin(), lat.sin()]
 }
 
 /// Squared chord between two unit vectors: a key that orders like great-circle distance.
 #[inline]
-pub fn chord2(a: &UnitVector, b: &UnitVector) -> f64 {
+pub(crate) fn chord2(a: &UnitVector, b: &UnitVector) -> f64 {
     let (dx, dy, dz) = (a[0] - b[0], a[1] - b[1], a[2] - b[2]);
     dx * dx + dy * dy + dz * dz
 }
@@ -34,7 +35,7 @@ pub fn chord2(a: &UnitVector, b: &UnitVector) -> f64 {
 /// hair of the boundary, where the great-circle distance itself decides (behaviour.md,
 /// Search 3). `exact` computes that distance.
 #[inline]
-pub fn within_radius(chord2: f64, radius_m: f64, exact: impl FnOnce() -> f64) -> bool {
+pub(crate) fn within_radius(chord2: f64, radius_m: f64, exact: impl FnOnce() -> f64) -> bool {
     let angle = (radius_m / EARTH_RADIUS_M).min(std::f64::consts::PI);
     let chord = 2.0 * (angle / 2.0).sin();
     let boundary = chord * chord;
@@ -51,30 +52,26 @@ pub fn within_radius(chord2: f64, radius_m: f64, exact: impl FnOnce() -> f64) ->
 /// An R-tree of locations, walked nearest first to take a page of results in order
 /// (Search 7). Which locations match by radius is [`super::grid::RadiusGrid`]'s.
 #[derive(Debug, Default)]
-pub struct SpatialIndex {
-    tree: RTree<GeomWithData<UnitVector, LocationIx>>,
+pub(crate) struct SpatialIndex {
+    tree: RTree<GeomWithData<UnitVector, LocationNo>>,
 }
 
 impl SpatialIndex {
     /// Bulk-loads the given points.
-    pub fn of_points(points: Vec<(UnitVector, LocationIx)>) -> SpatialIndex {
+    pub(crate) fn of_points(points: Vec<(UnitVector, LocationNo)>) -> SpatialIndex {
         let points = points.into_iter().map(|(p, ix)| GeomWithData::new(p, ix)).collect();
         SpatialIndex { tree: RTree::bulk_load(points) }
     }
 
     /// Number of locations in the tree.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.tree.size()
-    }
-
-    /// Whether the tree is empty.
-    pub fn is_empty(&self) -> bool {
-        self.tree.size() == 0
     }
 
     /// Every location, nearest to `centre` first, with its squared chord to it (as the tree
     /// computes it: it may differ from [`chord2`] in the last bit).
-    pub fn nearest(&self, centre: &UnitVector) -> impl Iterator<Item = (LocationIx, f64)> + '_ {
+    pub(crate) fn nearest(&self, centre: &UnitVector) -> impl Iterator<Item = (LocationNo, f64)> + '_ {
         self.tree.nearest_neighbor_iter_with_distance_2(*centre).map(|(item, d)| (item.data, d))
     }
 }

@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// Most errors reported by one run; the rest are counted.
-pub const MAX_REPORTED: usize = 200;
+pub(crate) const MAX_REPORTED: usize = 200;
 
 /// One problem in the dataset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +71,7 @@ impl fmt::Display for DataError {
 /// Every problem found in one run, in file and line order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DataErrors {
-    /// The reported errors, at most [`MAX_REPORTED`].
+    /// The reported errors, at most `MAX_REPORTED`.
     pub errors: Vec<DataError>,
     /// How many more were found but not kept.
     pub more: usize,
@@ -98,7 +98,7 @@ impl DataErrors {
     }
 
     /// `Err(self)` when anything was found.
-    pub fn into_result<T>(self, value: T) -> Result<T, DataErrors> {
+    pub(crate) fn into_result<T>(self, value: T) -> Result<T, DataErrors> {
         if self.is_empty() { Ok(value) } else { Err(self) }
     }
 

@@ -4,9 +4,9 @@
 //! field, not the rules between records (uniqueness, references, slugs), which belong to
 //! [`crate::validate`]. Every problem of a run is collected, not only the first.
 
-pub mod error;
+pub(crate) mod error;
 pub mod postcodes;
-pub mod records;
+pub(crate) mod records;
 pub mod writer;
 
 use std::fs;
@@ -15,7 +15,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 
 pub use error::{DataError, DataErrors};
-pub use postcodes::{AliasRow, PostcodeRow};
+pub(crate) use postcodes::{AliasRow, PostcodeRow};
 use records::{CategoryRecord, LocationRecord, OrganisationRecord, ServiceAreaRecord, ServiceRecord};
 
 /// File names inside the dataset directory.
@@ -42,13 +42,13 @@ pub mod files {
 /// output or a huge allocation. Enforced while reading.
 pub mod limits {
     /// One line of a `.jsonl` file, in bytes: a longer line is never read whole.
-    pub const MAX_LINE_BYTES: usize = 1 << 20;
+    pub(crate) const MAX_LINE_BYTES: usize = 1 << 20;
     /// One text value (a string anywhere in a record), in bytes.
-    pub const MAX_FIELD_BYTES: usize = 64 << 10;
+    pub(crate) const MAX_FIELD_BYTES: usize = 64 << 10;
     /// A whole `.json` file (`categories.json`, `service_areas.json`), in bytes.
-    pub const MAX_JSON_FILE_BYTES: u64 = 16 << 20;
+    pub(crate) const MAX_JSON_FILE_BYTES: u64 = 16 << 20;
     /// One row of a postcode `.csv` file, in bytes.
-    pub const MAX_CSV_ROW_BYTES: usize = 64 << 10;
+    pub(crate) const MAX_CSV_ROW_BYTES: usize = 64 << 10;
 
     /// A size in words: `1 MiB`, `64 KiB`.
     pub fn describe(bytes: u64) -> String {
@@ -60,7 +60,7 @@ pub mod limits {
 /// folder are, so a link to a device never ends and a link out of the folder shows nothing
 /// of its target.
 #[derive(Debug, thiserror::Error)]
-pub enum InputFileError {
+pub(crate) enum InputFileError {
     /// No such file.
     #[error("required file is missing")]
     Missing,
@@ -77,7 +77,7 @@ pub enum InputFileError {
 
 /// Opens `rel` (`/`-separated) of the input folder `root`: a regular file, found through
 /// links or not, whose real path is inside the real `root`.
-pub fn open_input(root: &Path, rel: &str) -> Result<fs::File, InputFileError> {
+pub(crate) fn open_input(root: &Path, rel: &str) -> Result<fs::File, InputFileError> {
     let path = root.join(rel);
     let real = match fs::canonicalize(&path) {
         Ok(real) => real,

@@ -76,7 +76,7 @@ const LARGE_USER: Columns = Columns {
 
 /// Reads every `*.csv` in the postcode folder of the input folder `root`, in file-name
 /// order, keeping live postcodes.
-pub fn read_postcode_dir(root: &Path, errors: &mut DataErrors) -> Vec<PostcodeRow> {
+pub(crate) fn read_postcode_dir(root: &Path, errors: &mut DataErrors) -> Vec<PostcodeRow> {
     let entries = match fs::read_dir(root.join(super::files::POSTCODES)) {
         Ok(entries) => entries,
         Err(_) => {
@@ -360,7 +360,7 @@ fn parse_row(
 
 /// Reads `area_code_aliases.csv` of the input folder `root`: `from_code,to_code` lines, an
 /// optional header.
-pub fn read_aliases(root: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
+pub(crate) fn read_aliases(root: &Path, errors: &mut DataErrors) -> Vec<AliasRow> {
     let name = super::files::ALIASES;
     let mut rows = Vec::new();
     let file = match super::open_input(root, name) {

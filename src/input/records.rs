@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// Fields whose names start with `x_`: kept out of every output.
-pub type Extensions = BTreeMap<String, serde_json::Value>;
+pub(crate) type Extensions = BTreeMap<String, serde_json::Value>;
 
 /// One line of `organisations.jsonl`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

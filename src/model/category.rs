@@ -96,7 +96,7 @@ impl CategoryTree {
     }
 
     /// `ix` and its ancestors up to the top level.
-    pub fn ancestry(&self, ix: CategoryIx) -> impl Iterator<Item = CategoryIx> + '_ {
+    pub(crate) fn ancestry(&self, ix: CategoryIx) -> impl Iterator<Item = CategoryIx> + '_ {
         std::iter::successors(Some(ix), |&i| self.nodes[i as usize].parent)
     }
 }

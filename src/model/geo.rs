@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Mean Earth radius in metres (IUGG), for great-circle distances.
-pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
+pub(crate) const EARTH_RADIUS_M: f64 = 6_371_008.8;
 
 /// A position in decimal degrees.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -45,7 +45,7 @@ pub struct PostcodeDirectory {
 }
 
 impl PostcodeDirectory {
-    /// Looks up a postcode in any spelling (see [`normalise_postcode`]).
+    /// Looks up a postcode in any spelling (see `normalise_postcode`).
     pub fn find(&self, raw: &str) -> Option<&Postcode> {
         let code = normalise_postcode(raw)?;
         self.postcodes.binary_search_by(|p| p.code.as_str().cmp(&code)).ok().map(|ix| &self.postcodes[ix])
@@ -55,7 +55,7 @@ impl PostcodeDirectory {
 /// Normalises a postcode: `+` and white space removed, upper case, one space before the
 /// last three characters. Returns `None` when fewer than 5 or more than 7 alphanumeric
 /// characters remain, or when anything else is left.
-pub fn normalise_postcode(raw: &str) -> Option<String> {
+pub(crate) fn normalise_postcode(raw: &str) -> Option<String> {
     let compact: String =
         raw.chars().filter(|c| !c.is_whitespace() && *c != '+').map(|c| c.to_ascii_uppercase()).collect();
     if !(5..=7).contains(&compact.len()) || !compact.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -67,7 +67,7 @@ pub fn normalise_postcode(raw: &str) -> Option<String> {
 
 /// What a search's `postcode` value names (behaviour.md, Search 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PostcodeQuery {
+pub(crate) enum PostcodeQuery {
     /// A full postcode, or anything that is neither a district nor a sector: looked up
     /// among the live postcodes (see [`normalise_postcode`]).
     Postcode,
@@ -81,7 +81,7 @@ pub enum PostcodeQuery {
 /// without its space) is a postcode, an outward code alone a district, an outward code,
 /// one space and one digit a sector (`AB101`, without the space, is looked up as a
 /// postcode), anything else a postcode.
-pub fn classify_postcode(raw: &str) -> PostcodeQuery {
+pub(crate) fn classify_postcode(raw: &str) -> PostcodeQuery {
     let upper = raw.to_ascii_uppercase().replace('+', " ");
     let folded = upper.split_whitespace().collect::<Vec<_>>().join(" ");
     let compact: String = folded.chars().filter(|c| *c != ' ').collect();

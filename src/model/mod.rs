@@ -5,31 +5,29 @@
 //! sorted by id, with references resolved to indices. It owns no I/O and no output shapes
 //! (those are in `views`).
 
-pub mod category;
-pub mod geo;
-pub mod slug;
-pub mod timestamp;
+pub(crate) mod category;
+pub(crate) mod geo;
+mod ix;
+pub(crate) mod slug;
+pub(crate) mod timestamp;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-pub use category::{Category, CategoryTree};
+pub use category::Category;
+pub(crate) use category::CategoryTree;
 pub use geo::{Point, Postcode, PostcodeDirectory};
+pub use ix::{LocationIx, OrgIx, ServiceIx};
 pub use timestamp::Timestamp;
 
-/// Index of an organisation in [`Directory::organisations`].
-pub type OrgIx = u32;
-/// Index of a service in [`Directory::services`].
-pub type ServiceIx = u32;
-/// Index of a location in [`Directory::locations`].
-pub type LocationIx = u32;
 /// Index of a category in [`CategoryTree::nodes`].
-pub type CategoryIx = u16;
+pub(crate) type CategoryIx = u16;
 /// Index of a service area in [`Directory::service_areas`].
-pub type AreaIx = u16;
+pub(crate) type AreaIx = u16;
 
-/// The whole published directory.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The whole published directory. Not serialisable: outputs go through `views`, and the
+/// search index stores its own types (`index/stored.rs`).
+#[derive(Debug, Clone)]
 pub struct Directory {
     /// Published organisations, sorted by id.
     pub organisations: Vec<Organisation>,
@@ -46,7 +44,7 @@ pub struct Directory {
 }
 
 /// An organisation that runs services.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Organisation {
     /// Identifier.
     pub id: Uuid,
@@ -56,12 +54,8 @@ pub struct Organisation {
     pub slug: String,
     /// Free text.
     pub description: String,
-    /// Web site, or empty.
-    pub url: String,
-    /// Telephone, or empty.
-    pub phone: String,
-    /// Email, or empty.
-    pub email: String,
+    /// How to reach it.
+    pub contact: Contact,
     /// Social page, or empty.
     pub facebook: String,
     /// Social handle, or empty.
@@ -76,8 +70,26 @@ pub struct Organisation {
     pub locations: Vec<LocationIx>,
 }
 
+/// How to reach an organisation or a service: each as given, or empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Contact {
+    /// Web site, or empty.
+    pub url: String,
+    /// Telephone, or empty.
+    pub phone: String,
+    /// Email, or empty.
+    pub email: String,
+}
+
+impl Contact {
+    /// The contact of a record's three fields.
+    pub fn of(url: &str, phone: &str, email: &str) -> Contact {
+        Contact { url: url.to_owned(), phone: phone.to_owned(), email: email.to_owned() }
+    }
+}
+
 /// A published service.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Service {
     /// Identifier.
     pub id: Uuid,
@@ -89,12 +101,8 @@ pub struct Service {
     pub slug: String,
     /// Free text, may hold CR LF.
     pub description: String,
-    /// Web site, or empty.
-    pub url: String,
-    /// Telephone, or empty.
-    pub phone: String,
-    /// Email, or empty.
-    pub email: String,
+    /// How to reach it.
+    pub contact: Contact,
     /// Tagged categories, in input order.
     pub categories: Vec<CategoryIx>,
     /// Service areas, in input order.
@@ -106,7 +114,7 @@ pub struct Service {
 }
 
 /// A place where services are delivered, owned by an organisation.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Location {
     /// Identifier.
     pub id: Uuid,
@@ -173,7 +181,7 @@ pub enum AreaKind {
 
 impl AreaKind {
     /// Every kind, in numeric-code order.
-    pub const ALL: [AreaKind; 5] = [
+    pub(crate) const ALL: [AreaKind; 5] = [
         AreaKind::Country,
         AreaKind::Region,
         AreaKind::LocalAuthority,
@@ -204,12 +212,12 @@ impl AreaKind {
     }
 
     /// Parses the name form.
-    pub fn from_name(name: &str) -> Option<AreaKind> {
+    pub(crate) fn from_name(name: &str) -> Option<AreaKind> {
         AreaKind::ALL.into_iter().find(|kind| kind.name() == name)
     }
 
     /// Country and Region areas make a service "national" (behaviour.md, Search 6).
-    pub fn is_national(self) -> bool {
+    pub(crate) fn is_national(self) -> bool {
         matches!(self, AreaKind::Country | AreaKind::Region)
     }
 }
@@ -217,11 +225,6 @@ impl AreaKind {
 impl Directory {
     /// The organisation that runs `service`.
     pub fn organisation_of(&self, service: &Service) -> &Organisation {
-        &self.organisations[service.organisation as usize]
-    }
-
-    /// Finds a service by its id.
-    pub fn service_by_id(&self, id: &Uuid) -> Option<&Service> {
-        self.services.binary_search_by(|s| s.id.cmp(id)).ok().map(|ix| &self.services[ix])
+        &self.organisations[service.organisation]
     }
 }

@@ -4,10 +4,10 @@
 use uuid::Uuid;
 
 /// Longest slug allowed.
-pub const MAX_SLUG_LEN: usize = 120;
+pub(crate) const MAX_SLUG_LEN: usize = 120;
 
 /// Why a slug is not acceptable, as said in error messages.
-pub fn slug_problem(slug: &str) -> Option<&'static str> {
+pub(crate) fn slug_problem(slug: &str) -> Option<&'static str> {
     if slug.is_empty() || slug.len() > MAX_SLUG_LEN {
         return Some("must be 1 to 120 characters");
     }
@@ -27,7 +27,7 @@ pub fn slug_problem(slug: &str) -> Option<&'static str> {
 /// other characters one hyphen, cut to fit, then a hyphen and a number taken from the id.
 /// The number depends on the id alone, so a record keeps its slug whatever else is added.
 /// `fallback` stands in for a name with no letters or digits at all.
-pub fn generate_slug(name: &str, id: &Uuid, fallback: &str) -> String {
+pub(crate) fn generate_slug(name: &str, id: &Uuid, fallback: &str) -> String {
     let suffix = id_number(id).to_string();
     let folded = deunicode::deunicode(name).to_ascii_lowercase();
     let mut base = String::with_capacity(folded.len());

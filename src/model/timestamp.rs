@@ -9,7 +9,7 @@ pub struct Timestamp(pub i64);
 
 impl Timestamp {
     /// Parses an RFC 3339 timestamp with any offset.
-    pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
+    pub(crate) fn parse_rfc3339(text: &str) -> Option<Timestamp> {
         let parsed = DateTime::parse_from_rfc3339(text).ok()?;
         Some(Timestamp(parsed.with_timezone(&Utc).timestamp_micros()))
     }
@@ -20,12 +20,12 @@ impl Timestamp {
     }
 
     /// The list form: microseconds and `+00:00` (`2024-03-01T10:15:30.123456+00:00`).
-    pub fn list_form(self) -> String {
+    pub(crate) fn list_form(self) -> String {
         self.with_offset("+00:00")
     }
 
     /// The single-resource form: microseconds and `Z` (`2024-03-01T10:15:30.123456Z`).
-    pub fn single_form(self) -> String {
+    pub(crate) fn single_form(self) -> String {
         self.with_offset("Z")
     }
 

@@ -13,14 +13,9 @@ use serde_json::{Value, json};
 
 use crate::api::ApiError;
 
-pub use page::{PageError, reference, render_page};
-pub use schemas::schemas;
+pub(crate) use page::{PageError, render_page};
+pub(crate) use schemas::schemas;
 use schemas::{r, string};
-
-/// Folder of the document's endpoint (`/api/openapi/`, JSON or HTML like every endpoint).
-pub const FOLDER: &str = crate::urls::OPENAPI;
-/// The document's well-known file (`/api/openapi.json`).
-pub const FILE: &str = crate::urls::OPENAPI_FILE;
 
 /// `components.headers`: what every response carries (behaviour.md, Routing).
 fn headers() -> Value {
@@ -122,7 +117,7 @@ fn file_operation(id: &str, summary: &str, content_type: &str, schema: Value) ->
 }
 
 /// The whole document, with `servers: [{url: base_url}]`.
-pub fn document(base_url: &str) -> Value {
+pub(crate) fn document(base_url: &str) -> Value {
     let search = ["postcode", "q", "category", "location_type", "radius", "page_size", "page", "format"];
     let search_v3 = ["postcode", "q", "category", "location_type", "radius", "page", "format"];
     let not_found = [("404", "NotFound")];

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 /// The operations of a document, for its HTML reference page: (method, path, summary,
 /// parameters, responses as `status: schema name`), paths with a trailing slash only.
-pub fn reference(doc: &Value) -> Vec<Value> {
+pub(crate) fn reference(doc: &Value) -> Vec<Value> {
     let name_of = |v: &Value| {
         v.get("$ref").and_then(Value::as_str).map(|s| s.rsplit('/').next().unwrap_or(s).to_owned()).unwrap_or_default()
     };
@@ -51,7 +51,7 @@ pub fn reference(doc: &Value) -> Vec<Value> {
 pub struct PageError(#[from] minijinja::Error);
 
 /// The HTML reference page of a document, from `templates/openapi.html`.
-pub fn render_page(doc: &Value) -> Result<String, PageError> {
+pub(crate) fn render_page(doc: &Value) -> Result<String, PageError> {
     let mut env = minijinja::Environment::new();
     env.add_template(crate::api::html::BASE, crate::api::html::BASE_SOURCE)?;
     env.add_template("openapi.html", include_str!("../../templates/openapi.html"))?;

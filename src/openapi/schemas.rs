@@ -37,7 +37,7 @@ pub(super) fn timestamp(offset: &str) -> Value {
 }
 
 /// `components.schemas`: one schema per object kind of `src/views`.
-pub fn schemas() -> Value {
+pub(crate) fn schemas() -> Value {
     let nullable_url = json!({ "type": ["string", "null"], "format": "uri" });
     let area = |kind: Value| object(json!({ "code": string(), "type": kind, "name": string() }));
     let service_fields = |areas: &str, last_updated: Value| {

@@ -7,9 +7,9 @@
 //! ([`Index`]), and the files of each piece of work ([`Job`]); `crate::jobs` runs the jobs
 //! beside the other families'. README, "Open Referral UK", lists what maps where and what has no home.
 
-pub mod openapi;
+pub(crate) mod openapi;
 pub mod tables;
-pub mod views;
+pub(crate) mod views;
 
 use uuid::Uuid;
 
@@ -19,11 +19,11 @@ use views::{
     OrganizationView, Page, Root, ServiceAtLocationView, ServiceDepth, ServiceView, TaxonomyTermView, TaxonomyView,
 };
 
-pub use crate::urls::openreferral::FOLDER;
+pub(crate) use crate::urls::openreferral::FOLDER;
 /// The HSDS version the profile is a profile of.
-pub const HSDS_VERSION: &str = "3.0";
+pub(crate) const HSDS_VERSION: &str = "3.0";
 /// The profile's home.
-pub const PROFILE_URL: &str = "https://github.com/openreferral/uk-profile";
+pub(crate) const PROFILE_URL: &str = "https://github.com/openreferral/uk-profile";
 
 /// Deterministic UUIDv5 ids for the objects the directory has no id for. Services,
 /// organisations and locations keep their own ids (UUIDs already).
@@ -32,9 +32,9 @@ pub mod ids {
 
     /// The namespace of every derived id: UUIDv5 of
     /// `https://github.com/openreferral/uk-profile#svcdir` in the URL namespace.
-    pub const NAMESPACE: Uuid = uuid!("665373c6-ebe5-56a5-9ae7-b2c9000195c5");
+    pub(crate) const NAMESPACE: Uuid = uuid!("665373c6-ebe5-56a5-9ae7-b2c9000195c5");
 
-    /// UUIDv5 of `kind:part1:part2...` in [`NAMESPACE`].
+    /// UUIDv5 of `kind:part1:part2...` in `NAMESPACE`.
     pub fn derived(kind: &str, parts: &[&str]) -> Uuid {
         let mut name = kind.to_owned();
         for part in parts {
@@ -60,7 +60,8 @@ pub mod ids {
     }
 }
 
-pub use crate::urls::openreferral::{self as paths, List};
+pub(crate) use crate::urls::openreferral as paths;
+pub use crate::urls::openreferral::List;
 
 /// The order of every list: by id, as the profile's ids are compared.
 #[derive(Debug, Clone, Default)]
@@ -75,11 +76,9 @@ impl Index {
     /// Orders a directory's derived objects.
     pub fn new(dir: &Directory) -> Index {
         let mut service_at_locations: Vec<(Uuid, ServiceIx, LocationIx)> = dir
-            .services
-            .iter()
-            .enumerate()
-            .flat_map(|(s, service)| service.locations.iter().map(move |&l| (s as ServiceIx, l, service.id)))
-            .map(|(s, l, service_id)| (ids::service_at_location(service_id, dir.locations[l as usize].id), s, l))
+            .indexed_services()
+            .flat_map(|(s, service)| service.locations.iter().map(move |&l| (s, l, service.id)))
+            .map(|(s, l, service_id)| (ids::service_at_location(service_id, dir.locations[l].id), s, l))
             .collect();
         service_at_locations.sort_unstable();
         service_at_locations.dedup_by_key(|e| e.0);
@@ -138,7 +137,7 @@ pub fn jobs(ctx: &RenderContext<'_>, oruk: &Index) -> Vec<Job> {
         let n = pages(oruk.len(dir, list), ctx.import_page_size);
         jobs.extend((1..=n).map(|page| Job::Page(list, page)));
     }
-    jobs.extend((0..dir.services.len() as ServiceIx).map(Job::Service));
+    jobs.extend(ServiceIx::all(dir.services.len()).map(Job::Service));
     jobs.extend((0..dir.organisations.len() as u32).map(Job::Organization));
     jobs.extend((0..oruk.service_at_locations.len()).map(Job::ServiceAtLocation));
     jobs.extend((0..oruk.terms.len()).map(Job::TaxonomyTerm));
@@ -170,7 +169,7 @@ pub fn render(ctx: &RenderContext<'_>, oruk: &Index, job: Job) -> Result<Vec<Out
             Ok(files)
         }
         Job::Service(ix) => {
-            let service = &dir.services[ix as usize];
+            let service = &dir.services[ix];
             let view = ServiceView::new(dir, publication, service, ServiceDepth::Full);
             object(List::Services, service.id, &service.name, &view)
         }
@@ -180,8 +179,8 @@ pub fn render(ctx: &RenderContext<'_>, oruk: &Index, job: Job) -> Result<Vec<Out
         }
         Job::ServiceAtLocation(pos) => {
             let (id, s, l) = oruk.service_at_locations[pos];
-            let service = &dir.services[s as usize];
-            let view = ServiceAtLocationView::new(dir, publication, service, &dir.locations[l as usize], true);
+            let service = &dir.services[s];
+            let view = ServiceAtLocationView::new(dir, publication, service, &dir.locations[l], true);
             object(List::ServiceAtLocations, id, &service.name, &view)
         }
         Job::Taxonomy => {
@@ -223,8 +222,8 @@ fn render_page(ctx: &RenderContext<'_>, oruk: &Index, list: List, n: usize) -> R
         List::ServiceAtLocations => oruk.service_at_locations[range]
             .iter()
             .map(|&(_, s, l)| {
-                let service = &dir.services[s as usize];
-                value(&ServiceAtLocationView::list(dir, publication, service, &dir.locations[l as usize]))
+                let service = &dir.services[s];
+                value(&ServiceAtLocationView::list(dir, publication, service, &dir.locations[l]))
             })
             .collect::<Result<_, _>>()?,
         List::Organizations => dir.organisations[range]
@@ -263,7 +262,7 @@ fn render_page(ctx: &RenderContext<'_>, oruk: &Index, list: List, n: usize) -> R
 mod erased {
     use crate::render::RenderError;
 
-    pub trait Body {
+    pub(super) trait Body {
         fn value(&self, path: &str) -> Result<serde_json::Value, RenderError>;
     }
 

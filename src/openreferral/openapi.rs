@@ -47,7 +47,7 @@ fn single(id: &str, summary: &str, object: &str) -> Value {
 }
 
 /// The whole document.
-pub fn document(base_url: &str) -> Value {
+pub(crate) fn document(base_url: &str) -> Value {
     let page_property = |ty: &str, description: &str| json!({ "type": ty, "description": description });
     json!({
         "openapi": "3.1.0",

@@ -10,7 +10,7 @@ use super::views::{
     AddressView, ContactView, OrganizationView, ServiceAtLocationView, ServiceDepth, ServiceView, TaxonomyTermView,
     TaxonomyView,
 };
-use crate::model::Directory;
+use crate::model::{Directory, LocationIx};
 use crate::views::Publication;
 
 /// A column's type in Table Schema terms.
@@ -356,7 +356,7 @@ pub fn datapackage(publication: &Publication) -> Value {
 
 /// Every row of every table, tables in [`TABLES`] order, rows in id order. Built from the
 /// documents' views serialised to JSON, so the two forms cannot disagree, but for the
-/// text cells a spreadsheet would run as a formula, which begin with a `'` ([`NEUTRAL_NOTE`]).
+/// text cells a spreadsheet would run as a formula, which begin with a `'` (`NEUTRAL_NOTE`).
 pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(Table, Vec<Vec<String>>)> {
     let mut by_table: std::collections::BTreeMap<&'static str, Vec<Value>> = Default::default();
     let mut push = |table: &'static str, value: Value| by_table.entry(table).or_default().push(value);
@@ -383,16 +383,15 @@ pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(T
         }
     }
     for &(_, s, l) in &index.service_at_locations {
-        let view =
-            ServiceAtLocationView::new(dir, publication, &dir.services[s as usize], &dir.locations[l as usize], false);
+        let view = ServiceAtLocationView::new(dir, publication, &dir.services[s], &dir.locations[l], false);
         push("service_at_location", to_value(&view));
     }
     // Locations that some service uses: the others are not published through any service.
-    let mut used: Vec<u32> = index.service_at_locations.iter().map(|&(_, _, l)| l).collect();
+    let mut used: Vec<LocationIx> = index.service_at_locations.iter().map(|&(_, _, l)| l).collect();
     used.sort_unstable();
     used.dedup();
     for l in used {
-        let location = &dir.locations[l as usize];
+        let location = &dir.locations[l];
         push("location", to_value(&super::views::LocationView::new(location, false)));
         push("address", to_value(&AddressView::new(location)));
     }
@@ -420,7 +419,7 @@ pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(T
 const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
 
 /// What [`datapackage`] says of the cells neutralised against formulas (see [`rows`]).
-pub const NEUTRAL_NOTE: &str = "Text cells whose value starts with =, +, -, @, a tab or a carriage return \
+pub(crate) const NEUTRAL_NOTE: &str = "Text cells whose value starts with =, +, -, @, a tab or a carriage return \
     begin with one added single quote ('), so that a spreadsheet shows them as text and never runs them as a \
     formula (OWASP, CSV injection); drop that first quote to get the value the API publishes. Numbers, \
     identifiers, dates, addresses of email and the web are as published.";
@@ -442,7 +441,7 @@ fn cell(value: &Value) -> String {
 
 /// Any view as a JSON value (the views are `Serialize`; serialising them cannot fail).
 mod erased_serialize {
-    pub trait Serialize {
+    pub(super) trait Serialize {
         fn value(&self) -> serde_json::Value;
     }
 

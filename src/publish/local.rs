@@ -11,7 +11,7 @@ use crate::write::{Encoded, FileEntry, MANIFEST, Manifest, is_manifest_path};
 
 /// The files of the tree to publish.
 #[derive(Debug, Clone)]
-pub struct LocalTree {
+pub(crate) struct LocalTree {
     /// The directory (a build's output, possibly a symbolic link to its generation).
     pub root: PathBuf,
     /// Every file but the manifest's own, by relative `/`-separated path.
@@ -25,7 +25,7 @@ pub struct LocalTree {
 impl LocalTree {
     /// Reads and hashes every file under `root` (hashing in parallel: it reads the whole
     /// tree, which the publish would have to read anyway to check what changed).
-    pub fn scan(root: &Path) -> Result<LocalTree, PublishError> {
+    pub(crate) fn scan(root: &Path) -> Result<LocalTree, PublishError> {
         let local = |source: std::io::Error, path: &Path| PublishError::Local { path: path.to_owned(), source };
         if !root.is_dir() {
             let err = std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory");
@@ -67,7 +67,7 @@ impl LocalTree {
     }
 
     /// The bytes of one file.
-    pub fn read(&self, rel: &str) -> Result<Vec<u8>, PublishError> {
+    pub(crate) fn read(&self, rel: &str) -> Result<Vec<u8>, PublishError> {
         if rel == MANIFEST {
             return Ok(self.manifest.root_bytes.clone());
         }

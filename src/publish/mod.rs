@@ -2,12 +2,12 @@
 //! GCS, Azure, a local folder), moving only what changed (behaviour.md, "Publishing and
 //! the CDN edge").
 //!
-//! Steps: [`local`] reads and hashes the tree; the remote manifest (its root, and the shards
+//! Steps: `local` reads and hashes the tree; the remote manifest (its root, and the shards
 //! that differ from the local ones) and, when needed, the store's listing say what is there
-//! ([`plan`]); then uploads (a file before the lists that link to it), the manifest's new
+//! (`plan`); then uploads (a file before the lists that link to it), the manifest's new
 //! shards, its root, the pointer to the search index, and deletes (old shards among them),
 //! in that order, so readers never meet a link to a
-//! missing object and a failure part-way leaves the previous site whole. [`store`] opens
+//! missing object and a failure part-way leaves the previous site whole. `store` opens
 //! the store from the URL and the standard environment.
 //!
 //! Being killed at any moment is safe: before its first upload a publish re-writes the
@@ -17,10 +17,10 @@
 //! manifest, so it uploads only what is still missing or different and deletes what an
 //! interrupted run left behind.
 
-pub mod local;
-pub mod plan;
+pub(crate) mod local;
+pub(crate) mod plan;
 pub mod report;
-pub mod store;
+pub(crate) mod store;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -26,7 +26,7 @@ use crate::write::{FileEntry, MANIFEST, ManifestRoot, content_hash, is_manifest_
 
 /// The remote `_manifest.json`, and the entries of those of its shards that were read.
 #[derive(Debug, Clone)]
-pub struct RemoteManifest {
+pub(crate) struct RemoteManifest {
     /// Its root; `None` when it could not be read as a manifest.
     pub root: Option<ManifestRoot>,
     /// Entries read from its shards: those of every shard (for the listing), or of the
@@ -46,7 +46,7 @@ pub struct RemoteManifest {
 
 /// One object of the store's listing under the prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Listed {
+pub(crate) struct Listed {
     /// Size in bytes.
     pub size: u64,
     /// ETag as the store sent it (quoted or not).
@@ -80,7 +80,7 @@ impl Plan {
     }
 
     /// Objects to upload, the manifest's included.
-    pub fn upload_count(&self) -> usize {
+    pub(crate) fn upload_count(&self) -> usize {
         self.uploads.len() + self.shards.len() + usize::from(self.upload_manifest)
     }
 }
@@ -88,7 +88,7 @@ impl Plan {
 /// The prefixes of the remote shards a plan from the manifest must read: those whose hash
 /// differs from the local shard of the same prefix; every one when the two manifests split
 /// the tree differently (their prefixes are of another length).
-pub fn shards_to_read(local: &ManifestRoot, remote: &ManifestRoot) -> BTreeSet<String> {
+pub(crate) fn shards_to_read(local: &ManifestRoot, remote: &ManifestRoot) -> BTreeSet<String> {
     let digits = |root: &ManifestRoot| root.shards.keys().next().map(String::len);
     let same_split = digits(local) == digits(remote) || local.shards.is_empty() || remote.shards.is_empty();
     remote
@@ -102,7 +102,7 @@ pub fn shards_to_read(local: &ManifestRoot, remote: &ManifestRoot) -> BTreeSet<S
 /// The plan decided by a clean remote manifest: `remote.files` holds the entries of the
 /// remote shards that differ from the local ones ([`shards_to_read`]). `None` when the
 /// manifest is not clean or could not be read: the store's listing is needed.
-pub fn from_manifest(local: &LocalTree, remote: Option<&RemoteManifest>) -> Option<Plan> {
+pub(crate) fn from_manifest(local: &LocalTree, remote: Option<&RemoteManifest>) -> Option<Plan> {
     let remote = remote.filter(|r| r.clean)?;
     let remote_root = remote.root.as_ref()?;
     let local_root = &local.manifest.root;
@@ -157,7 +157,7 @@ fn add_shards(plan: &mut Plan, local: &LocalTree, present: impl Fn(&str) -> bool
 /// The plan decided object by object from the store's listing (relative path → object).
 /// `remote_pointer` holds the store's `_search/current.json`: the pointer is written after
 /// the manifest, so the manifest cannot vouch for it; it is in place when its bytes are.
-pub fn from_listing(
+pub(crate) fn from_listing(
     local: &LocalTree,
     remote: Option<&RemoteManifest>,
     listing: &BTreeMap<String, Listed>,

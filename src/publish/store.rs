@@ -26,7 +26,7 @@ use super::PublishError;
 
 /// An opened destination: the store, and the prefix the tree goes under.
 #[derive(Debug, Clone)]
-pub struct Target {
+pub(crate) struct Target {
     /// The store.
     pub store: Arc<dyn ObjectStore>,
     /// Where the tree goes inside the store (empty for the whole bucket).
@@ -40,7 +40,7 @@ pub struct Target {
 
 impl Target {
     /// The location of the file `rel` (relative, `/`-separated) of the tree.
-    pub fn location(&self, rel: &str) -> StorePath {
+    pub(crate) fn location(&self, rel: &str) -> StorePath {
         let mut location = self.prefix.clone();
         for part in rel.split('/') {
             location = location.clone().join(part);
@@ -49,7 +49,7 @@ impl Target {
     }
 
     /// The path of `location` relative to the prefix, `None` when outside it.
-    pub fn relative(&self, location: &StorePath) -> Option<String> {
+    pub(crate) fn relative(&self, location: &StorePath) -> Option<String> {
         let parts: Vec<_> = location.prefix_match(&self.prefix)?.map(|p| p.as_ref().to_owned()).collect();
         (!parts.is_empty()).then(|| parts.join("/"))
     }
@@ -57,7 +57,7 @@ impl Target {
 
 /// How hard the requests to a cloud store are retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retries {
+pub(crate) enum Retries {
     /// A publish: throttling (429, S3's `SlowDown` 503) and server errors (5xx) are retried
     /// with exponential backoff and jitter, for at most three minutes.
     Publish,
@@ -94,13 +94,13 @@ impl Retries {
 
 /// Opens the store of `url`: `s3://BUCKET[/PREFIX]`, `gs://BUCKET[/PREFIX]`,
 /// `az://CONTAINER[/PREFIX]` or `file:///DIR`.
-pub fn open(url: &str) -> Result<Target, PublishError> {
+pub(crate) fn open(url: &str) -> Result<Target, PublishError> {
     open_with(url, Retries::Publish)
 }
 
 /// [`open`] with another retry policy: `svcdir-search --from` gives up on a poll within
 /// seconds and tries again at the next one, where a publish keeps trying for minutes.
-pub fn open_with(url: &str, retry: Retries) -> Result<Target, PublishError> {
+pub(crate) fn open_with(url: &str, retry: Retries) -> Result<Target, PublishError> {
     let bad = |reason: &str| PublishError::BadUrl { url: url.to_owned(), reason: reason.to_owned() };
     let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("no scheme (s3://, gs://, az:// or file:///)"))?;
     if scheme == "file" {
@@ -174,7 +174,7 @@ fn open_cloud(url: &str, scheme: &str, _bucket: &str, _retry: Retries) -> Result
 
 /// Names what went wrong talking to the store: refused credentials and a missing bucket get
 /// their own messages; anything else says what was being done.
-pub fn classify(target: &Target, action: &'static str, what: &str, source: object_store::Error) -> PublishError {
+pub(crate) fn classify(target: &Target, action: &'static str, what: &str, source: object_store::Error) -> PublishError {
     let text = source.to_string();
     let refused = ["InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken", "InvalidToken"];
     if matches!(source, object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. })

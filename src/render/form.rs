@@ -17,7 +17,7 @@ use crate::api::routing::{V3_PATH, V4_PATH};
 use crate::model::CategoryTree;
 
 /// The template of the form.
-pub const TEMPLATE: &str = crate::api::html::FORM;
+pub(crate) const TEMPLATE: &str = crate::api::html::FORM;
 
 /// The `<option>`s of the category choice: every node of the tree, depth-first, indented by
 /// its depth, escaped once.
@@ -26,7 +26,7 @@ pub const TEMPLATE: &str = crate::api::html::FORM;
 /// ` selected` put into the chosen one's tag (a search page's form cost more than its map
 /// when each option was copied on its own).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CategoryOptions {
+pub(crate) struct CategoryOptions {
     /// Every option, each after a line break.
     markup: String,
     /// `(slug, where its option's tag closes in markup)`: ` selected` goes there.
@@ -35,7 +35,7 @@ pub struct CategoryOptions {
 
 impl CategoryOptions {
     /// The options of `tree`.
-    pub fn of(tree: &CategoryTree) -> CategoryOptions {
+    pub(crate) fn of(tree: &CategoryTree) -> CategoryOptions {
         let mut markup = String::new();
         let mut slugs = Vec::with_capacity(tree.nodes.len());
         for (ix, node) in tree.nodes.iter().enumerate() {
@@ -82,7 +82,7 @@ impl CategoryOptions {
 
 /// One search form, as a view shows it.
 #[derive(Debug, Clone, Copy)]
-pub struct SearchForm<'a> {
+pub(crate) struct SearchForm<'a> {
     /// The search it sends to.
     pub version: ApiVersion,
     /// The query to fill it in with (the current request's; empty on the front page).
@@ -112,7 +112,7 @@ struct Field {
 
 impl SearchForm<'_> {
     /// The form's markup.
-    pub fn render(&self) -> Result<String, HtmlError> {
+    pub(crate) fn render(&self) -> Result<String, HtmlError> {
         let value = |name: &str| self.query.last(name).unwrap_or("").to_owned();
         let errors = |name: &str| -> Vec<String> {
             self.errors

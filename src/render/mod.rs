@@ -8,8 +8,8 @@
 //! of every output family (this one, Open Referral UK, OpenAPI, the downloads) is
 //! `crate::jobs`'s.
 
-pub mod form;
-pub mod map;
+pub(crate) mod form;
+pub(crate) mod map;
 
 use serde::Serialize;
 
@@ -73,7 +73,7 @@ pub enum Job {
 }
 
 /// Where the static files live: the URL space (`crate::urls`).
-pub use crate::urls as paths;
+pub(crate) use crate::urls as paths;
 
 /// Everything a job reads.
 #[derive(Debug, Clone, Copy)]
@@ -88,7 +88,7 @@ pub struct RenderContext<'a> {
 
 impl RenderContext<'_> {
     /// Number of import pages (at least 1: an empty import is one empty page).
-    pub fn import_pages(&self) -> usize {
+    pub(crate) fn import_pages(&self) -> usize {
         self.dir.services.len().div_ceil(self.import_page_size).max(1)
     }
 
@@ -103,8 +103,8 @@ impl RenderContext<'_> {
             Job::Root,
         ];
         jobs.extend((1..=self.import_pages()).map(Job::ImportPage));
-        jobs.extend((0..self.dir.organisations.len() as OrgIx).map(Job::Organisation));
-        jobs.extend((0..self.dir.services.len() as ServiceIx).map(Job::Service));
+        jobs.extend(OrgIx::all(self.dir.organisations.len()).map(Job::Organisation));
+        jobs.extend(ServiceIx::all(self.dir.services.len()).map(Job::Service));
         jobs
     }
 
@@ -114,7 +114,7 @@ impl RenderContext<'_> {
         let publication = self.publication;
         match job {
             Job::Service(ix) => {
-                let service = &dir.services[ix as usize];
+                let service = &dir.services[ix];
                 let view = ServiceView::new(dir, publication, service, ServiceContext::Single);
                 let body = Envelope { meta: publication.meta_full(), data: view };
                 let keys = [service.id.to_string(), service.slug.clone()];
@@ -122,7 +122,7 @@ impl RenderContext<'_> {
                 endpoint_under_keys(&keys, paths::service, &service.name, &body, &extras)
             }
             Job::Organisation(ix) => {
-                let org = &dir.organisations[ix as usize];
+                let org = &dir.organisations[ix];
                 let body =
                     Envelope { meta: publication.meta_full(), data: OrganisationView::new(dir, publication, org) };
                 let keys = [org.id.to_string(), org.slug.clone()];
@@ -212,7 +212,7 @@ impl RenderContext<'_> {
         let addresses: Vec<(crate::model::Point, String)> = locations
             .iter()
             .map(|&ix| {
-                let location = &self.dir.locations[ix as usize];
+                let location = &self.dir.locations[ix];
                 (location.point, location.formatted_address())
             })
             .collect();
@@ -330,12 +330,13 @@ mod tests {
     fn service_files(text: &str) -> Vec<OutputFile> {
         let mut dir = crate::test_support::directory::tiny();
         let service = &mut dir.services[0];
-        for field in [&mut service.name, &mut service.description, &mut service.url, &mut service.phone] {
+        for field in [&mut service.name, &mut service.description, &mut service.contact.url, &mut service.contact.phone]
+        {
             *field = text.to_owned();
         }
         let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());
         let ctx = RenderContext { dir: &dir, publication: &publication, import_page_size: 10 };
-        ctx.render(Job::Service(0)).expect("renders")
+        ctx.render(Job::Service(ServiceIx::new(0))).expect("renders")
     }
 
     proptest! {

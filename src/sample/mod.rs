@@ -4,7 +4,7 @@
 //! from a [`ChaCha8Rng`] seeded with the seed (the clock is never read), postcodes from one
 //! stream of it and each organisation, with its locations and services, from a stream of
 //! its own. Records are serialised from the loader's own structs
-//! ([`crate::input::records`]), so the generator and the loader agree by construction, and
+//! (`crate::input::records`), so the generator and the loader agree by construction, and
 //! written as they are made, so a million services take bounded memory.
 //!
 //! What the data looks like, and why:

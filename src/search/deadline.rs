@@ -13,7 +13,7 @@ pub struct TimedOut;
 /// Candidates looked at between two readings of the clock: a reading costs about 25 ns and
 /// a candidate about 20, so the check costs well under 1% and a search overruns its
 /// deadline by a few tens of microseconds at most.
-pub const CHECK_EVERY: u32 = 1024;
+pub(crate) const CHECK_EVERY: u32 = 1024;
 
 /// The moment by which a search must be done, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

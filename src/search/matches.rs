@@ -4,10 +4,10 @@
 //! location type, then ordered nearest first.
 
 use crate::index::SearchIndex;
+use crate::index::ServiceNo;
 use crate::index::sets::{ServiceSet, ones_within};
 use crate::index::spatial::{UnitVector, chord2, unit_vector};
 use crate::index::text::field_weight_halves;
-use crate::model::ServiceIx;
 use crate::search::params::{LocationType, SearchParams};
 
 use super::deadline::{Deadline, TimedOut};
@@ -18,7 +18,7 @@ pub(super) struct Matches {
     /// Every matching service.
     pub(super) set: ServiceSet,
     /// With `q`: the services every word matches, ascending, with their relevance.
-    pub(super) text: Option<Vec<(ServiceIx, u32)>>,
+    pub(super) text: Option<Vec<(ServiceNo, u32)>>,
     /// The postcode's point.
     pub(super) centre: UnitVector,
 }
@@ -80,14 +80,14 @@ impl Matches {
     }
 
     /// The relevance of a match, in half points.
-    pub(super) fn relevance(&self, ix: ServiceIx) -> u32 {
+    pub(super) fn relevance(&self, ix: ServiceNo) -> u32 {
         match &self.text {
             None => 0,
             Some(text) => text.binary_search_by_key(&ix, |&(s, _)| s).map_or(0, |n| text[n].1),
         }
     }
 
-    pub(super) fn hit(&self, index: &SearchIndex, ix: ServiceIx) -> Hit {
+    pub(super) fn hit(&self, index: &SearchIndex, ix: ServiceNo) -> Hit {
         // NaN-free: only located services get here; an empty list gives infinity.
         let distance_key =
             index.service_points.get(ix as usize).iter().map(|p| chord2(&self.centre, p)).fold(f64::INFINITY, f64::min);
@@ -195,7 +195,7 @@ impl Matches {
     /// Matches without location at positions `from..to` among themselves: by relevance,
     /// then name and id.
     pub(super) fn unlocated(&self, index: &SearchIndex, from: usize, to: usize) -> Vec<Hit> {
-        let hit = |ix: ServiceIx| Hit {
+        let hit = |ix: ServiceNo| Hit {
             service: ix,
             distance_key: f64::INFINITY,
             relevance_halves: self.relevance(ix),
@@ -233,8 +233,8 @@ pub(super) fn text_matches(
     words: &[String],
     among: &ServiceSet,
     deadline: Deadline,
-) -> Result<Vec<(ServiceIx, u32)>, TimedOut> {
-    let mut acc: Vec<(ServiceIx, u32)> = Vec::new();
+) -> Result<Vec<(ServiceNo, u32)>, TimedOut> {
+    let mut acc: Vec<(ServiceNo, u32)> = Vec::new();
     for (n, word) in words.iter().enumerate() {
         // A word's lookup scans the vocabulary near its length: checked once per word.
         deadline.check()?;

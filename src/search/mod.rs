@@ -6,11 +6,11 @@
 
 mod deadline;
 mod matches;
-pub mod page;
+pub(crate) mod page;
 pub mod params;
 pub mod run;
 
-pub use deadline::{CHECK_EVERY, Deadline, TimedOut};
-pub use page::{Hit, InvalidPage, ResultPage};
-pub use params::{ApiVersion, LocationType, PageNumber, ParamErrors, RawQuery, SearchParams};
+pub use deadline::Deadline;
+pub use page::{InvalidPage, ResultPage};
+pub use params::{ApiVersion, PageNumber, ParamErrors, RawQuery, SearchParams};
 pub use run::SearchError;

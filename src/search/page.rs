@@ -1,7 +1,7 @@
 //! The order of the results and the cutting of one page out of them (behaviour.md, Search
 //! 7–8): what a search does once it has its matches.
 
-use crate::model::ServiceIx;
+use crate::index::ServiceNo;
 
 /// A page past the end, page 0, or a page that is not a number (behaviour.md, Errors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -12,7 +12,7 @@ pub struct InvalidPage;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
     /// The service.
-    pub service: ServiceIx,
+    pub service: ServiceNo,
     /// Squared chord from the postcode to the service's nearest location (orders exactly
     /// like great-circle distance); infinite for a service without locations.
     pub distance_key: f64,
@@ -35,15 +35,6 @@ pub struct ResultPage {
     pub has_next: bool,
     /// Whether an earlier page exists.
     pub has_previous: bool,
-}
-
-/// Orders just enough of `hits` to cut out page `page` of `size` (Search 7–8): what a
-/// search does with every match in hand.
-pub fn cut_page(mut hits: Vec<Hit>, page: u64, size: usize) -> Result<ResultPage, InvalidPage> {
-    let count = hits.len();
-    let (start, end) = page_bounds(page, size, count)?;
-    select_page(&mut hits, start, end);
-    Ok(ResultPage { count, page, hits, has_next: end < count, has_previous: page > 1 })
 }
 
 /// Positions `start..end` of page `page` of `size` (at least 1) among `count` matches.
@@ -82,7 +73,7 @@ pub(super) fn select_page(hits: &mut Vec<Hit>, start: usize, end: usize) {
 
 /// Search 7: nearest location first, services without location last; then relevance
 /// (descending), name, id.
-pub fn compare(a: &Hit, b: &Hit) -> std::cmp::Ordering {
+pub(crate) fn compare(a: &Hit, b: &Hit) -> std::cmp::Ordering {
     a.distance_key
         .total_cmp(&b.distance_key)
         .then_with(|| b.relevance_halves.cmp(&a.relevance_halves))
@@ -93,6 +84,15 @@ pub fn compare(a: &Hit, b: &Hit) -> std::cmp::Ordering {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Orders just enough of `hits` to cut out page `page` of `size` (Search 7–8), with
+    /// [`page_bounds`] and [`select_page`] as a search does with every match in hand.
+    fn cut_page(mut hits: Vec<Hit>, page: u64, size: usize) -> Result<ResultPage, InvalidPage> {
+        let count = hits.len();
+        let (start, end) = page_bounds(page, size, count)?;
+        select_page(&mut hits, start, end);
+        Ok(ResultPage { count, page, hits, has_next: end < count, has_previous: page > 1 })
+    }
 
     fn hit(service: u32, distance_key: f64, relevance_halves: u32, name_rank: u32) -> Hit {
         Hit { service, distance_key, relevance_halves, name_rank }

@@ -18,11 +18,11 @@ use crate::model::CategoryIx;
 use crate::model::geo::{PostcodeQuery, classify_postcode, normalise_postcode};
 
 /// Default `radius`, metres (api-spec.md, Limits).
-pub const DEFAULT_RADIUS_M: u64 = 5000;
+pub(crate) const DEFAULT_RADIUS_M: u64 = 5000;
 /// Default `page_size`.
-pub const DEFAULT_PAGE_SIZE: usize = 10;
+pub(crate) const DEFAULT_PAGE_SIZE: usize = 10;
 /// Largest `page_size`; larger values are taken as this.
-pub const MAX_PAGE_SIZE: usize = 100;
+pub(crate) const MAX_PAGE_SIZE: usize = 100;
 
 /// `location_type` (behaviour.md, Search 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub struct SearchParams<'d> {
     pub radius_m: u64,
     /// `page`.
     pub page: PageNumber,
-    /// `page_size`, 1 to [`MAX_PAGE_SIZE`].
+    /// `page_size`, 1 to `MAX_PAGE_SIZE`.
     pub page_size: usize,
 }
 

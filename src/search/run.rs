@@ -11,7 +11,7 @@
 //!
 //! A search never waits, so a time limit cannot be put on it from outside without moving it
 //! off the request workers (which cost 28% of the throughput). Instead it looks at its
-//! [`Deadline`] as it goes, once every [`CHECK_EVERY`](super::CHECK_EVERY) candidates and before each costly
+//! [`Deadline`] as it goes, once every `CHECK_EVERY` candidates and before each costly
 //! step, and gives up with [`SearchError::TimedOut`].
 
 use super::deadline::{Deadline, TimedOut};
@@ -26,7 +26,7 @@ pub enum SearchError {
     /// See [`InvalidPage`].
     #[error(transparent)]
     InvalidPage(#[from] InvalidPage),
-    /// See [`TimedOut`].
+    /// See `TimedOut`.
     #[error(transparent)]
     TimedOut(#[from] TimedOut),
 }

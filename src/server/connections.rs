@@ -40,7 +40,7 @@ pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves `router` on `listener` under `limits` until `shutdown` completes, then drains
 /// (see the module's documentation). `rejection` answers the connections past the limit.
-pub async fn serve_connections(
+pub(crate) async fn serve_connections(
     mut listener: TcpListener,
     router: Router,
     rejection: Router,
@@ -96,7 +96,7 @@ pub async fn serve_connections(
 }
 
 /// The answer on a connection past [`Limits::max_connections`]: 429 JSON, then close.
-pub fn too_many_connections() -> Response {
+pub(crate) fn too_many_connections() -> Response {
     let mut response = ApiError::Overloaded.into_response();
     response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     response

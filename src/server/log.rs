@@ -1,7 +1,7 @@
 //! The servers' logs (issue 14): `tracing` events written as text or JSON lines on stderr,
 //! filtered by `RUST_LOG`, by a background thread that can never hold up or fail a request.
 //!
-//! Every request is one event of target [`ACCESS_TARGET`] (method, path, query, status,
+//! Every request is one event of target `ACCESS_TARGET` (method, path, query, status,
 //! duration, bytes); start-up, reload and shutdown are events of the binaries. [`init`]
 //! installs the subscriber once per process. Its writer is `tracing-appender`'s non-blocking
 //! one in lossy mode: a request only queues its line, and when the queue is full (a log
@@ -21,10 +21,10 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// Target of the access log events: `RUST_LOG=info,svcdir::access=off` turns the access log
 /// off (and then an event costs one cached check of a static flag).
-pub const ACCESS_TARGET: &str = "svcdir::access";
+pub(crate) const ACCESS_TARGET: &str = "svcdir::access";
 
 /// Filter used when `RUST_LOG` is unset or empty.
-pub const DEFAULT_FILTER: &str = "info";
+pub(crate) const DEFAULT_FILTER: &str = "info";
 
 /// Lines waiting for the writer thread; past that they are dropped (about 10 MB at most).
 const QUEUED_LINES: usize = 32 * 1024;
@@ -65,7 +65,7 @@ pub struct LogGuard {
 }
 
 /// Installs the process's log subscriber: `format` ([`LogFormat::resolve`]d), filtered by
-/// `RUST_LOG` ([`DEFAULT_FILTER`] when unset; an invalid value is reported and the default
+/// `RUST_LOG` (`DEFAULT_FILTER` when unset; an invalid value is reported and the default
 /// used). A second call in the same process changes nothing.
 pub fn init(format: LogFormat) -> LogGuard {
     let (invalid, filter) = match std::env::var("RUST_LOG") {

@@ -3,7 +3,7 @@
 //!
 //! This module is the transport: the router, its layers, the listener and the shutdown.
 //! What each answer says is the contract's (`crate::api`); the search itself is
-//! `crate::search`; the answers of the two search paths are [`respond`]'s. [`app`] is free of anything listen-specific, so tests drive it
+//! `crate::search`; the answers of the two search paths are `respond`'s. [`app`] is free of anything listen-specific, so tests drive it
 //! with `tower::ServiceExt::oneshot` and the local preview can reuse [`routes`] beside its
 //! static files; [`serve`] runs it on a listener until a shutdown signal.
 //!
@@ -15,12 +15,12 @@
 
 pub mod connections;
 pub mod follow;
-pub mod limits;
+pub(crate) mod limits;
 pub mod log;
-pub mod operator;
+pub(crate) mod operator;
 pub mod reload;
-pub mod respond;
-pub mod state;
+pub(crate) mod respond;
+pub(crate) mod state;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -45,7 +45,7 @@ pub use state::{AppState, LiveState};
 
 /// The two search paths, with and without trailing slash, answering GET, HEAD and OPTIONS
 /// (405 otherwise). No fallback and no layers, so it can be merged into another router;
-/// responses made here already carry their `Content-Type`, and [`standard_headers`] adds
+/// responses made here already carry their `Content-Type`, and `standard_headers` adds
 /// the rest.
 pub fn routes(state: Arc<AppState>) -> Router {
     live_routes(Arc::new(LiveState::new(state)))
@@ -74,13 +74,13 @@ pub fn app(state: Arc<AppState>) -> Router {
 }
 
 /// [`app`] over a [`LiveState`] and with the given [`Limits`].
-pub fn live_app(state: Arc<LiveState>, limits: Limits) -> Router {
+pub(crate) fn live_app(state: Arc<LiveState>, limits: Limits) -> Router {
     layered_with(live_routes(state).fallback(not_found), limits)
 }
 
 /// What `svcdir-search` serves: [`live_app`] plus the operator's `/healthz` and `/metrics`
 /// ([`operator`]), every request counted in `telemetry`.
-pub fn operated_app(state: Arc<LiveState>, telemetry: Arc<Telemetry>, limits: Limits) -> Router {
+pub(crate) fn operated_app(state: Arc<LiveState>, telemetry: Arc<Telemetry>, limits: Limits) -> Router {
     let router = operator::routes(state.clone(), telemetry.clone()).merge(live_routes(state)).fallback(not_found);
     // Outermost: the time counted is the whole answer, limits and access log included.
     layered_with(router, limits).layer(middleware::from_fn_with_state(telemetry, operator::measure))
@@ -92,7 +92,7 @@ pub fn layered(router: Router) -> Router {
 }
 
 /// Wraps a router with what every response needs: the [`Limits`], panics turned into a
-/// 500 JSON body and a log line instead of a dropped connection, the [`standard_headers`],
+/// 500 JSON body and a log line instead of a dropped connection, the `standard_headers`,
 /// and one access log line per request on stderr (method, path and query, status,
 /// microseconds).
 pub fn layered_with(router: Router, limits: Limits) -> Router {
@@ -110,7 +110,7 @@ pub fn layered_with(router: Router, limits: Limits) -> Router {
         .layer(middleware::from_fn(access_log))
 }
 
-/// Serves `state` with `limits` ([`operated_app`], counting in `telemetry`) on `listener`
+/// Serves `state` with `limits` (`operated_app`, counting in `telemetry`) on `listener`
 /// until `shutdown` completes, then stops accepting and lets the requests in flight finish
 /// before returning (issue 6: SIGTERM drains).
 pub async fn serve(
@@ -125,7 +125,7 @@ pub async fn serve(
 
 /// Serves any `router` (the local preview's) under the connection limits of
 /// [`connections`], until `shutdown` completes.
-pub async fn serve_router(
+pub(crate) async fn serve_router(
     listener: tokio::net::TcpListener,
     router: Router,
     limits: Limits,
@@ -163,7 +163,7 @@ pub async fn shutdown_signal() {
 /// Sets the headers every response carries (behaviour.md, Routing): `Allow`, `Vary`,
 /// the CORS origin ([`headers::COMMON`]), [`headers::HARDENING`], a JSON `Content-Type`
 /// where none was set, and [`headers::HTML_CSP`] on HTML.
-pub async fn standard_headers(mut response: Response) -> Response {
+pub(crate) async fn standard_headers(mut response: Response) -> Response {
     let map = response.headers_mut();
     map.insert(header::ALLOW, HeaderValue::from_static(headers::ALLOW));
     map.insert(header::VARY, HeaderValue::from_static(headers::VARY));
@@ -180,7 +180,7 @@ pub async fn standard_headers(mut response: Response) -> Response {
 
 /// Adds the CORS preflight headers ([`headers::preflight_headers`]) to the answer to a
 /// preflight, whatever its status.
-pub async fn cors_preflight(request: Request, next: Next) -> Response {
+pub(crate) async fn cors_preflight(request: Request, next: Next) -> Response {
     let preflight = headers::preflight_headers(request.method(), request.headers());
     let mut response = next.run(request).await;
     for (name, value) in preflight.into_iter().flatten() {
@@ -205,7 +205,7 @@ async fn access_log(request: Request, next: Next) -> Response {
 }
 
 /// Length of a response's body, as far as it is known before it is sent.
-pub fn body_bytes(response: &Response) -> u64 {
+pub(crate) fn body_bytes(response: &Response) -> u64 {
     let hint = axum::body::HttpBody::size_hint(response.body());
     hint.exact().unwrap_or(hint.lower())
 }

@@ -26,25 +26,25 @@ use crate::api::headers::{CACHE_NONE, JSON};
 use crate::api::routing::{V3_PATH, V4_PATH};
 
 /// `Content-Type` of `/metrics`: the Prometheus text exposition format.
-pub const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const METRICS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// Requests answered, by `route` and `status` (counter).
-pub const REQUESTS: &str = "svcdir_http_requests_total";
+pub(crate) const REQUESTS: &str = "svcdir_http_requests_total";
 /// Time to answer a request, by `route` (histogram, seconds).
-pub const REQUEST_SECONDS: &str = "svcdir_http_request_duration_seconds";
+pub(crate) const REQUEST_SECONDS: &str = "svcdir_http_request_duration_seconds";
 /// Requests being answered now (gauge).
-pub const IN_FLIGHT: &str = "svcdir_http_requests_in_flight";
+pub(crate) const IN_FLIGHT: &str = "svcdir_http_requests_in_flight";
 /// Time the index in force took to read, check and prepare (gauge, seconds).
-pub const INDEX_LOAD_SECONDS: &str = "svcdir_index_load_duration_seconds";
+pub(crate) const INDEX_LOAD_SECONDS: &str = "svcdir_index_load_duration_seconds";
 /// Published services in the index in force (gauge).
-pub const INDEX_SERVICES: &str = "svcdir_index_services";
+pub(crate) const INDEX_SERVICES: &str = "svcdir_index_services";
 /// The index in force, as its `index_hash` label (info: always 1, one series).
-pub const INDEX_INFO: &str = "svcdir_index_info";
+pub(crate) const INDEX_INFO: &str = "svcdir_index_info";
 /// SIGHUP reloads, by `outcome` (`ok` or `failed`) (counter).
-pub const RELOADS: &str = "svcdir_index_reloads_total";
+pub(crate) const RELOADS: &str = "svcdir_index_reloads_total";
 /// Polls of the publication (`--from`), by `outcome` (`unchanged`, `swapped` or `failed`)
 /// (counter).
-pub const POLLS: &str = "svcdir_index_polls_total";
+pub(crate) const POLLS: &str = "svcdir_index_polls_total";
 
 /// Bucket bounds of [`REQUEST_SECONDS`]: a search takes from tens of microseconds to the
 /// 5 s time limit.
@@ -53,7 +53,7 @@ const LATENCY_BUCKETS: &[f64] =
 
 /// The route label of a path: the paths this server answers, and `other` for the rest
 /// (never the path itself, so that scanning for URLs cannot grow the series without bound).
-pub fn route_label(path: &str) -> &'static str {
+pub(crate) fn route_label(path: &str) -> &'static str {
     match path {
         V4_PATH | "/api/v4/services" => V4_PATH,
         V3_PATH | "/api/v3/search" => V3_PATH,
@@ -138,7 +138,7 @@ impl Telemetry {
     }
 
     /// Time since the server started.
-    pub fn uptime(&self) -> Duration {
+    pub(crate) fn uptime(&self) -> Duration {
         self.started.elapsed()
     }
 
@@ -157,7 +157,7 @@ impl Telemetry {
     }
 
     /// Counts one poll of the publication; a failed one is remembered for `/healthz`.
-    pub fn polled(&self, outcome: Result<bool, String>) {
+    pub(crate) fn polled(&self, outcome: Result<bool, String>) {
         let label = match &outcome {
             Ok(true) => "swapped",
             Ok(false) => "unchanged",
@@ -204,7 +204,7 @@ impl Drop for InFlight<'_> {
 }
 
 /// Middleware: counts every request in [`Telemetry`] (in flight, by route and status, time).
-pub async fn measure(State(telemetry): State<Arc<Telemetry>>, request: Request, next: Next) -> Response {
+pub(crate) async fn measure(State(telemetry): State<Arc<Telemetry>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = route_label(request.uri().path());
     let response = {
@@ -217,7 +217,7 @@ pub async fn measure(State(telemetry): State<Arc<Telemetry>>, request: Request, 
 
 /// The body of `/healthz`.
 #[derive(Debug, Serialize)]
-pub struct Health<'a> {
+pub(crate) struct Health<'a> {
     /// `ok` (200) while an index is in force, else `starting` (503: `--from` before its
     /// first index).
     pub status: &'static str,
@@ -237,7 +237,7 @@ pub struct Health<'a> {
 }
 
 /// `GET /healthz` and `GET /metrics` over `live` and `telemetry` (HEAD too; other methods 405).
-pub fn routes(live: Arc<LiveState>, telemetry: Arc<Telemetry>) -> Router {
+pub(crate) fn routes(live: Arc<LiveState>, telemetry: Arc<Telemetry>) -> Router {
     Router::new().route("/healthz", get(healthz)).route("/metrics", get(metrics)).with_state((live, telemetry))
 }
 

@@ -11,7 +11,7 @@ use super::{LiveState, Telemetry};
 
 /// Reads the index at `path` again and puts it in force, logging the outcome (and counting
 /// it in `telemetry`, when given). Blocking: reading a large index takes a while.
-pub fn reload_now(live: &LiveState, path: &Path, base_url: Option<&str>, telemetry: Option<&Telemetry>) -> bool {
+pub(crate) fn reload_now(live: &LiveState, path: &Path, base_url: Option<&str>, telemetry: Option<&Telemetry>) -> bool {
     let started = Instant::now();
     let outcome = live.reload(path, base_url);
     if let Some(telemetry) = telemetry {
@@ -37,7 +37,7 @@ pub fn reload_now(live: &LiveState, path: &Path, base_url: Option<&str>, telemet
 
 /// Listens for SIGHUP now (so that one sent as soon as the server says it listens is a
 /// reload, never the default action, which ends the process) and on each one runs
-/// [`reload_now`] on the blocking pool. Must be called inside a Tokio runtime.
+/// `reload_now` on the blocking pool. Must be called inside a Tokio runtime.
 #[cfg(unix)]
 pub fn reload_on_sighup(
     live: Arc<LiveState>,

@@ -29,7 +29,7 @@ impl IntoResponse for ApiError {
 }
 
 /// Adds the headers `error`'s status calls for ([`ApiError::extra_headers`]) to `response`.
-pub fn with_error_headers(error: &ApiError, mut response: Response) -> Response {
+pub(crate) fn with_error_headers(error: &ApiError, mut response: Response) -> Response {
     for (name, value) in error.extra_headers() {
         response.headers_mut().insert(HeaderName::from_static(name), HeaderValue::from_static(value));
     }
@@ -144,8 +144,9 @@ fn search_response(
     let index = state.index();
     let size = page.hits.iter().map(|hit| index.rendered(version, hit.service).len() + 1).sum::<usize>();
     let mut body = Vec::with_capacity(size + 1024);
-    // The envelope written field by field as serde writes `PagedEnvelope` (v4) and
-    // `SearchPage` (v3); each result is the JSON rendered at build time, copied as bytes.
+    // The envelope written field by field as serde writes `PagedEnvelope` (v4) and the v3
+    // page (`{count, next, previous, results}`, no `meta`); each result is the JSON rendered
+    // at build time, copied as bytes.
     let list = match version {
         ApiVersion::V4 => {
             body.extend_from_slice(b"{\"meta\":");

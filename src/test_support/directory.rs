@@ -1,6 +1,6 @@
 //! The directory every search test starts from: fifteen services around Glasgow, each there
 //! for one rule (comments say which), built straight into the model, plus its index and
-//! search state; and [`tiny`], three services at one location, for the unit tests that
+//! search state; and `tiny`, three services at one location, for the unit tests that
 //! check exact derived structures. Unit tests and the integration targets share them.
 
 use std::sync::Arc;
@@ -10,8 +10,8 @@ use uuid::Uuid;
 use crate::index::SearchIndex;
 use crate::model::category::CategoryInput;
 use crate::model::{
-    AreaKind, CategoryTree, Directory, Location, Organisation, Point, Postcode, PostcodeDirectory, Service,
-    ServiceArea, Timestamp,
+    AreaKind, CategoryTree, Contact, Directory, Location, LocationIx, OrgIx, Organisation, Point, Postcode,
+    PostcodeDirectory, Service, ServiceArea, ServiceIx, Timestamp,
 };
 use crate::server::AppState;
 use crate::views::Publication;
@@ -74,7 +74,7 @@ pub fn categories() -> CategoryTree {
 }
 
 /// Named places: (name, point).
-pub const PLACES: [(&str, Point); 7] = [
+pub(crate) const PLACES: [(&str, Point); 7] = [
     ("L0 Glasgow centre, 90 m from G2 1AL", Point { lat: 55.8609, lon: -4.2500 }),
     ("L1 Glasgow west, 3.2 km", Point { lat: 55.8700, lon: -4.3000 }),
     ("L2 Motherwell, 17 km", Point { lat: 55.7892, lon: -3.9910 }),
@@ -159,7 +159,7 @@ pub fn directory_of(services: &[ServiceSpec]) -> Directory {
         .enumerate()
         .map(|(i, (name, point))| Location {
             id: Uuid::from_u128(0x9a00_0000_0000_4000_8000_0000_0000_0000 + i as u128 + 1),
-            organisation: 0,
+            organisation: OrgIx::new(0),
             name: name.to_string(),
             description: String::new(),
             street_address: format!("{} High Street", i + 1),
@@ -171,25 +171,23 @@ pub fn directory_of(services: &[ServiceSpec]) -> Directory {
             point: *point,
         })
         .collect();
-    organisations[0].locations = (0..locations.len() as u32).collect();
+    organisations[0].locations = LocationIx::all(locations.len()).collect();
     let services: Vec<Service> = services
         .iter()
         .enumerate()
         .map(|(i, (name, description, cats, areas, places))| {
-            let organisation = (i % 2) as u32;
-            organisations[organisation as usize].services.push(i as u32);
+            let organisation = OrgIx::new(i % 2);
+            organisations[organisation].services.push(ServiceIx::new(i));
             Service {
                 id: service_id(i),
                 organisation,
                 name: name.to_string(),
                 slug: format!("{}-{}", name.to_lowercase().replace(' ', "-"), i + 1),
                 description: description.to_string(),
-                url: String::new(),
-                phone: String::new(),
-                email: String::new(),
+                contact: Contact::default(),
                 categories: cats.iter().map(|c| categories.by_slug(c).expect("known category")).collect(),
                 service_areas: areas.iter().map(|a| area(a)).collect(),
-                locations: places.iter().map(|&p| p as u32).collect(),
+                locations: places.iter().map(|&p| LocationIx::new(p)).collect(),
                 last_updated: Timestamp(1_710_000_000_123_456 + i as i64),
             }
         })
@@ -219,7 +217,8 @@ pub fn state_of(dir: &Directory) -> Arc<AppState> {
 
 /// A tiny directory for unit tests: three services with names, descriptions, categories,
 /// areas and locations.
-pub fn tiny() -> Directory {
+#[cfg(test)]
+pub(crate) fn tiny() -> Directory {
     let category =
         |slug: &str, name: &str, children| CategoryInput { id: None, name: name.into(), slug: slug.into(), children };
     let categories = CategoryTree::build(&[category(
@@ -229,13 +228,11 @@ pub fn tiny() -> Directory {
     )]);
     let service = |n: u128, name: &str, description: &str, categories: Vec<u16>, areas: Vec<u16>, locations| Service {
         id: Uuid::from_u128(n),
-        organisation: 0,
+        organisation: OrgIx::new(0),
         name: name.into(),
         slug: format!("s-{n}"),
         description: description.into(),
-        url: String::new(),
-        phone: String::new(),
-        email: String::new(),
+        contact: Contact::default(),
         categories,
         service_areas: areas,
         locations,
@@ -246,18 +243,18 @@ pub fn tiny() -> Directory {
             id: Uuid::from_u128(100),
             name: "Org".into(),
             slug: "org".into(),
-            services: vec![0, 1, 2],
-            locations: vec![0],
+            services: ServiceIx::all(3).collect(),
+            locations: vec![LocationIx::new(0)],
             ..Organisation::default()
         }],
         services: vec![
-            service(1, "Walking Group", "Gentle walks.", vec![1], vec![], vec![0]),
+            service(1, "Walking Group", "Gentle walks.", vec![1], vec![], vec![LocationIx::new(0)]),
             service(2, "Health Walks", "Walking for health.", vec![], vec![0], vec![]),
-            service(3, "Money Advice", "Help with debt.", vec![0], vec![1], vec![0]),
+            service(3, "Money Advice", "Help with debt.", vec![0], vec![1], vec![LocationIx::new(0)]),
         ],
         locations: vec![Location {
             id: Uuid::from_u128(200),
-            organisation: 0,
+            organisation: OrgIx::new(0),
             name: String::new(),
             description: String::new(),
             street_address: "1 Street".into(),

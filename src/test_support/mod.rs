@@ -13,10 +13,10 @@ use std::ffi::OsStr;
 use std::io::Write;
 
 /// The environment variable that turns every skip into a failure (any value but empty or `0`).
-pub const REQUIRE_ALL: &str = "SVCDIR_REQUIRE_ALL";
+pub(crate) const REQUIRE_ALL: &str = "SVCDIR_REQUIRE_ALL";
 
 /// Reports that the calling test cannot run here, and why: prints `skipped: REASON`, or
-/// panics with the reason when [`REQUIRE_ALL`] is set. The caller then returns.
+/// panics with the reason when `REQUIRE_ALL` is set. The caller then returns.
 pub fn skipped(reason: &str) {
     if let Err(message) = decide(std::env::var_os(REQUIRE_ALL).as_deref(), reason) {
         panic!("{message}");

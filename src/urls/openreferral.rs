@@ -1,7 +1,7 @@
 //! Where the Open Referral UK API's files live under the output directory.
 
 /// The folder of the ORUK API under the output directory, and its URL prefix.
-pub const FOLDER: &str = "openreferral";
+pub(crate) const FOLDER: &str = "openreferral";
 
 /// The lists of the API, each paged like the import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -20,7 +20,7 @@ pub enum List {
 
 impl List {
     /// Every list.
-    pub const ALL: [List; 5] =
+    pub(crate) const ALL: [List; 5] =
         [List::Services, List::ServiceAtLocations, List::Organizations, List::Taxonomies, List::TaxonomyTerms];
 
     /// The path segment after `/openreferral/`.
@@ -36,28 +36,28 @@ impl List {
 }
 
 /// The root document's folder.
-pub const ROOT: &str = FOLDER;
+pub(crate) const ROOT: &str = FOLDER;
 /// The profile's OpenAPI document, also at `/openreferral/openapi.json`.
-pub const OPENAPI: &str = "openreferral/openapi";
+pub(crate) const OPENAPI: &str = "openreferral/openapi";
 /// The OpenAPI document under its well-known name.
-pub const OPENAPI_FILE: &str = "openreferral/openapi.json";
+pub(crate) const OPENAPI_FILE: &str = "openreferral/openapi.json";
 
 /// Folder of a list's page 1 (also its `?page=1`).
-pub fn list(list: List) -> String {
+pub(crate) fn list(list: List) -> String {
     format!("{FOLDER}/{}", list.name())
 }
 
 /// Folder of page `n` of a list.
-pub fn list_page(list: List, n: usize) -> String {
+pub(crate) fn list_page(list: List, n: usize) -> String {
     format!("{FOLDER}/{}/page/{n}", list.name())
 }
 
 /// Folder of a named page of a list (`last`).
-pub fn list_page_named(list: List, name: &str) -> String {
+pub(crate) fn list_page_named(list: List, name: &str) -> String {
     format!("{FOLDER}/{}/page/{name}", list.name())
 }
 
 /// Folder of one object of a list's kind, by id.
-pub fn object(list: List, id: &str) -> String {
+pub(crate) fn object(list: List, id: &str) -> String {
     format!("{FOLDER}/{}/{id}", list.name())
 }

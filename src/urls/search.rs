@@ -3,11 +3,11 @@
 //! nothing else and that every front end answers with the 404 of an unknown path.
 
 /// The folder of the tree that holds the index and its pointer, and nothing else.
-pub const FOLDER: &str = "_search";
+pub(crate) const FOLDER: &str = "_search";
 /// The pointer's path in the tree.
-pub const POINTER: &str = "_search/current.json";
+pub(crate) const POINTER: &str = "_search/current.json";
 
 /// The path of the index with this content hash.
-pub fn index_path(hash: &str) -> String {
+pub(crate) fn index_path(hash: &str) -> String {
     format!("{FOLDER}/{hash}.idx")
 }

@@ -9,7 +9,8 @@ use super::records::{Locations, Orgs, ServiceCheck};
 use crate::input::Dataset;
 use crate::input::records::LocationRecord;
 use crate::model::{
-    CategoryTree, Directory, Location, LocationIx, OrgIx, Organisation, Point, PostcodeDirectory, Service, ServiceArea,
+    CategoryTree, Contact, Directory, Location, LocationIx, OrgIx, Organisation, Point, PostcodeDirectory, Service,
+    ServiceArea, ServiceIx,
 };
 
 /// Builds the directory of a dataset that passed every check.
@@ -27,13 +28,13 @@ pub(super) fn resolve(
         (0..dataset.organisations.len()).filter(|&p| dataset.organisations[p].record.published).collect();
     org_positions.sort_by_key(|&p| dataset.organisations[p].record.id);
     let org_ix: HashMap<Uuid, OrgIx> =
-        org_positions.iter().enumerate().map(|(ix, &p)| (dataset.organisations[p].record.id, ix as OrgIx)).collect();
+        org_positions.iter().enumerate().map(|(ix, &p)| (dataset.organisations[p].record.id, OrgIx::new(ix))).collect();
 
     let mut location_records: Vec<&LocationRecord> =
         dataset.locations.iter().map(|l| &l.record).filter(|r| org_ix.contains_key(&r.organisation_id)).collect();
     location_records.sort_by_key(|r| r.id);
     let location_ix: HashMap<Uuid, LocationIx> =
-        location_records.iter().enumerate().map(|(ix, r)| (r.id, ix as LocationIx)).collect();
+        location_records.iter().enumerate().map(|(ix, r)| (r.id, LocationIx::new(ix))).collect();
     let locations_model: Vec<Location> = location_records
         .iter()
         .map(|r| Location {
@@ -70,9 +71,7 @@ pub(super) fn resolve(
                 name: r.name.clone(),
                 slug: check.slug.clone(),
                 description: r.description.clone(),
-                url: r.url.clone(),
-                phone: r.phone.clone(),
-                email: r.email.clone(),
+                contact: Contact::of(&r.url, &r.phone, &r.email),
                 categories: check.categories.clone(),
                 service_areas: check.areas.clone(),
                 locations: r.location_ids.iter().map(|id| location_ix[id]).collect(),
@@ -91,9 +90,7 @@ pub(super) fn resolve(
                 name: r.name.clone(),
                 slug: check.slug.clone(),
                 description: r.description.clone(),
-                url: r.url.clone(),
-                phone: r.phone.clone(),
-                email: r.email.clone(),
+                contact: Contact::of(&r.url, &r.phone, &r.email),
                 facebook: r.facebook.clone(),
                 twitter: r.twitter.clone(),
                 is_claimed: r.is_claimed,
@@ -104,10 +101,10 @@ pub(super) fn resolve(
         })
         .collect();
     for (ix, service) in services.iter().enumerate() {
-        organisations[service.organisation as usize].services.push(ix as u32);
+        organisations[service.organisation].services.push(ServiceIx::new(ix));
     }
     for (ix, location) in locations_model.iter().enumerate() {
-        organisations[location.organisation as usize].locations.push(ix as LocationIx);
+        organisations[location.organisation].locations.push(LocationIx::new(ix));
     }
     Directory { organisations, services, locations: locations_model, categories, service_areas, postcodes }
 }

@@ -5,7 +5,7 @@
 //! shape. The views own no logic beyond choosing fields and their forms (api-spec.md,
 //! behaviour.md "Timestamps and shapes").
 
-pub mod root;
+pub(crate) mod root;
 pub mod v3;
 pub mod v4;
 
@@ -64,17 +64,17 @@ impl Publication {
     }
 
     /// `meta` with every attribution entry (search, services, organisations, import).
-    pub fn meta_full(&self) -> Meta<'_> {
+    pub(crate) fn meta_full(&self) -> Meta<'_> {
         Meta { licence: &self.licence, attribution: &self.attribution }
     }
 
     /// `meta` of the service-areas list: the first two entries.
-    pub fn meta_areas(&self) -> Meta<'_> {
+    pub(crate) fn meta_areas(&self) -> Meta<'_> {
         Meta { licence: &self.licence, attribution: &self.attribution[..self.attribution.len().min(2)] }
     }
 
     /// `meta` of the categories list: no attribution.
-    pub fn meta_none(&self) -> Meta<'_> {
+    pub(crate) fn meta_none(&self) -> Meta<'_> {
         Meta { licence: &self.licence, attribution: &[] }
     }
 
@@ -84,14 +84,14 @@ impl Publication {
     }
 
     /// `{site_url}/organisations/{key}/`.
-    pub fn organisation_url(&self, key: &str) -> String {
+    pub(crate) fn organisation_url(&self, key: &str) -> String {
         format!("{}/organisations/{key}/", self.site_url)
     }
 }
 
 /// The `meta` block.
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct Meta<'a> {
+pub(crate) struct Meta<'a> {
     /// Licence URL.
     pub licence: &'a str,
     /// Attribution entries.
@@ -155,9 +155,9 @@ impl<'a> ServiceText<'a> {
         ServiceText {
             name: &service.name,
             description: &service.description,
-            url: &service.url,
-            phone: &service.phone,
-            email: &service.email,
+            url: &service.contact.url,
+            phone: &service.contact.phone,
+            email: &service.contact.email,
         }
     }
 }
@@ -238,5 +238,5 @@ pub(crate) fn area_views<'a>(
 }
 
 pub(crate) fn location_views<'a>(dir: &'a Directory, ixs: &[crate::model::LocationIx]) -> Vec<LocationView<'a>> {
-    ixs.iter().map(|&ix| LocationView::new(&dir.locations[ix as usize])).collect()
+    ixs.iter().map(|&ix| LocationView::new(&dir.locations[ix])).collect()
 }

@@ -9,7 +9,7 @@ use crate::urls::{self as paths, SEARCH_V3 as V3_PATH, SEARCH_V4 as V4_PATH};
 /// `data` of the API root: where each part of the API is, from the configured base URL.
 /// Every URL answers 200 to a GET except the two searches, which need a postcode.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RootLinks {
+pub(crate) struct RootLinks {
     /// The v4 search.
     pub search: String,
     /// The v4 category tree.
@@ -40,7 +40,7 @@ pub struct RootLinks {
 
 impl RootLinks {
     /// The links under `base_url` (without a trailing slash).
-    pub fn new(base_url: &str) -> RootLinks {
+    pub(crate) fn new(base_url: &str) -> RootLinks {
         let folder = |folder: &str| format!("{base_url}/{folder}/");
         let file = |file: &str| format!("{base_url}/{file}");
         RootLinks {
@@ -62,7 +62,7 @@ impl RootLinks {
     }
 
     /// Each link with what it is, in the order of `data`, for the front page.
-    pub fn described(&self) -> [(&str, &'static str); 13] {
+    pub(crate) fn described(&self) -> [(&str, &'static str); 13] {
         [
             (&self.search, "Search services around a postcode (v4)"),
             (&self.categories, "Categories, as a tree (v4)"),

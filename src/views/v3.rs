@@ -8,19 +8,6 @@ use super::{
 };
 use crate::model::{Directory, Service};
 
-/// The v3 search page: `{count, next, previous, results}`, no `meta`.
-#[derive(Debug, Serialize)]
-pub struct SearchPage<'a> {
-    /// Total number of results.
-    pub count: usize,
-    /// Next page.
-    pub next: Option<String>,
-    /// Previous page.
-    pub previous: Option<String>,
-    /// This page's services.
-    pub results: Vec<ServiceV3<'a>>,
-}
-
 /// The organisation inside a v3 service.
 #[derive(Debug, Serialize)]
 pub struct OrganisationRefV3<'a> {

@@ -11,7 +11,7 @@ use crate::model::{CategoryIx, Directory, Organisation, Service};
 
 /// `{meta, data}`.
 #[derive(Debug, Serialize)]
-pub struct Envelope<'a, T> {
+pub(crate) struct Envelope<'a, T> {
     /// Licence and attribution.
     pub meta: Meta<'a>,
     /// The resource or list.
@@ -20,7 +20,7 @@ pub struct Envelope<'a, T> {
 
 /// `{meta, count, next, previous, data}`: search pages and import pages.
 #[derive(Debug, Serialize)]
-pub struct PagedEnvelope<'a, T> {
+pub(crate) struct PagedEnvelope<'a, T> {
     /// Licence and attribution.
     pub meta: Meta<'a>,
     /// Total number of results over all pages.
@@ -124,7 +124,7 @@ impl<'a> ServiceView<'a> {
 
 /// A service inside the single-organisation response.
 #[derive(Debug, Serialize)]
-pub struct ServiceSummary<'a> {
+pub(crate) struct ServiceSummary<'a> {
     /// Identifier.
     pub id: Uuid,
     /// Name and contact fields.
@@ -138,7 +138,7 @@ pub struct ServiceSummary<'a> {
 
 /// The single-organisation response's `data`.
 #[derive(Debug, Serialize)]
-pub struct OrganisationView<'a> {
+pub(crate) struct OrganisationView<'a> {
     /// Id, name, links, claim and slug, as a service embeds them.
     #[serde(flatten)]
     pub reference: OrganisationRef<'a>,
@@ -164,21 +164,21 @@ pub struct OrganisationView<'a> {
 
 impl<'a> OrganisationView<'a> {
     /// Views an organisation.
-    pub fn new(dir: &'a Directory, publication: &Publication, org: &'a Organisation) -> Self {
+    pub(crate) fn new(dir: &'a Directory, publication: &Publication, org: &'a Organisation) -> Self {
         OrganisationView {
             reference: OrganisationRef::of(publication, org),
             description: &org.description,
             facebook: &org.facebook,
             twitter: &org.twitter,
-            url: &org.url,
-            phone: &org.phone,
-            email: &org.email,
+            url: &org.contact.url,
+            phone: &org.contact.phone,
+            email: &org.contact.email,
             last_edited: org.last_edited.single_form(),
             services: org
                 .services
                 .iter()
                 .map(|&ix| {
-                    let s = &dir.services[ix as usize];
+                    let s = &dir.services[ix];
                     ServiceSummary {
                         id: s.id,
                         text: ServiceText::of(s),
@@ -194,7 +194,7 @@ impl<'a> OrganisationView<'a> {
 
 /// A node of the v4 category tree.
 #[derive(Debug, Serialize)]
-pub struct CategoryNode<'a> {
+pub(crate) struct CategoryNode<'a> {
     /// Name.
     pub name: &'a str,
     /// Slug.
@@ -204,7 +204,7 @@ pub struct CategoryNode<'a> {
 }
 
 /// The v4 category tree, top level first.
-pub fn category_tree(dir: &Directory) -> Vec<CategoryNode<'_>> {
+pub(crate) fn category_tree(dir: &Directory) -> Vec<CategoryNode<'_>> {
     fn node(dir: &Directory, ix: CategoryIx) -> CategoryNode<'_> {
         let n = &dir.categories.nodes[ix as usize];
         CategoryNode {

@@ -113,7 +113,8 @@ pub(super) fn symlink(_target: &Path, _link: &Path) -> io::Result<()> {
 }
 
 /// Swaps two paths: atomically with `renameat2(RENAME_EXCHANGE)` where the kernel and file
-/// system offer it, else by two renames.
+/// system offer it, else by three renames (one path moved aside, the other into its place, the
+/// first back).
 pub(super) fn exchange(a: &Path, b: &Path) -> Result<(), WriteError> {
     #[cfg(target_os = "linux")]
     {
@@ -164,7 +165,7 @@ pub(super) fn sync_generation(dir: &Path) -> Result<(), WriteError> {
 }
 
 /// Writes a file through a temporary sibling and a rename, so readers never see half of it.
-pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+pub(crate) fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     replace_file(path, bytes).map_err(io_err("write", path))
 }
 
@@ -172,7 +173,7 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError
 /// `.NAME.tmp-PID`, then renamed over `path`, so a reader sees the old file or the new one,
 /// never half of one, even after a crash. Temporaries of `path` left by killed processes
 /// are removed first.
-pub fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write as _;
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 /// Name of the root manifest inside a tree.
 pub const MANIFEST: &str = "_manifest.json";
 /// Folder of the manifest's shards inside a tree.
-pub const SHARDS: &str = "_manifest";
+pub(crate) const SHARDS: &str = "_manifest";
 /// Version of the manifest format; another version is treated as no manifest. Version 1
 /// held every entry in `_manifest.json` itself.
 const MANIFEST_VERSION: u32 = 2;
@@ -106,11 +106,6 @@ impl ManifestRoot {
     pub fn read(dir: &Path) -> Option<ManifestRoot> {
         ManifestRoot::parse(&fs::read(dir.join(MANIFEST)).ok()?)
     }
-
-    /// The path of each shard, by prefix.
-    pub fn shard_paths(&self) -> impl Iterator<Item = (&str, String)> {
-        self.shards.iter().map(|(prefix, hash)| (prefix.as_str(), shard_path(hash)))
-    }
 }
 
 /// A shard's file: the entries of its paths.
@@ -121,7 +116,7 @@ struct Shard<K: Ord, E> {
 
 /// Parses a shard's bytes, checked against the hash that names it; `None` when they do
 /// not match (a torn or foreign file) or do not parse.
-pub fn parse_shard(hash: &str, bytes: &[u8]) -> Option<BTreeMap<String, FileEntry>> {
+pub(crate) fn parse_shard(hash: &str, bytes: &[u8]) -> Option<BTreeMap<String, FileEntry>> {
     if content_hash(bytes) != hash {
         return None;
     }
@@ -148,7 +143,7 @@ fn prefix_digits(files: usize) -> usize {
 }
 
 /// The shard prefix of a path.
-pub fn shard_prefix(rel: &str, digits: usize) -> String {
+pub(crate) fn shard_prefix(rel: &str, digits: usize) -> String {
     let hex = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(rel.as_bytes()));
     hex[..digits].to_owned()
 }
@@ -168,7 +163,7 @@ pub struct Manifest {
 
 /// A manifest as files: the shards (relative path → bytes) and the root's bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Encoded {
+pub(crate) struct Encoded {
     /// The root.
     pub root: ManifestRoot,
     /// The root's bytes (`_manifest.json`).
@@ -179,7 +174,7 @@ pub struct Encoded {
 
 impl Manifest {
     /// The manifest of a tree that no build described (no fingerprint, no index).
-    pub fn of_files(files: BTreeMap<String, FileEntry>) -> Manifest {
+    pub(crate) fn of_files(files: BTreeMap<String, FileEntry>) -> Manifest {
         Manifest { files, ..Manifest::default() }
     }
 
@@ -190,7 +185,7 @@ impl Manifest {
     }
 
     /// Like [`Manifest::read`], with the root as read.
-    pub fn read_with_root(dir: &Path) -> Option<(ManifestRoot, Manifest)> {
+    pub(crate) fn read_with_root(dir: &Path) -> Option<(ManifestRoot, Manifest)> {
         let root = ManifestRoot::read(dir)?;
         let shards: Vec<BTreeMap<String, FileEntry>> = root
             .shards
@@ -210,7 +205,7 @@ impl Manifest {
     }
 
     /// The manifest as files. Deterministic: the same manifest always gives the same bytes.
-    pub fn encode(&self) -> Result<Encoded, serde_json::Error> {
+    pub(crate) fn encode(&self) -> Result<Encoded, serde_json::Error> {
         let digits = prefix_digits(self.files.len());
         let mut groups: BTreeMap<String, BTreeMap<&str, &FileEntry>> = BTreeMap::new();
         for (rel, entry) in &self.files {

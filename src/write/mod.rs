@@ -29,12 +29,12 @@ use files::{
     link_tree, point_link, remove_file_and_empty_parents, remove_tree, resolve, sync_dir, sync_generation,
     write_creating_parents,
 };
-pub use files::{replace_file, write_file_atomically};
+pub(crate) use files::{replace_file, write_file_atomically};
 use lock::OutputLock;
 pub use manifest::{
-    Counts, Encoded, FileEntry, MANIFEST, Manifest, ManifestRoot, SHARDS, Totals, content_hash, is_manifest_path,
-    parse_shard, shard_path, shard_prefix,
+    Counts, FileEntry, MANIFEST, Manifest, ManifestRoot, Totals, content_hash, is_manifest_path, shard_path,
 };
+pub(crate) use manifest::{Encoded, SHARDS, parse_shard, shard_prefix};
 
 const GENERATIONS: [&str; 2] = ["a", "b"];
 
@@ -91,7 +91,7 @@ pub struct PublishSummary {
 
 /// The output directory and its two generations.
 #[derive(Debug)]
-pub struct Publisher {
+pub(crate) struct Publisher {
     output: PathBuf,
     gens: PathBuf,
     target_name: &'static str,
@@ -116,7 +116,7 @@ impl Publisher {
     ///
     /// Two builds of one output at once would write into the same inactive generation; the
     /// second one fails at once with [`WriteError::Busy`] and touches nothing.
-    pub fn open(output: &Path) -> Result<Publisher, WriteError> {
+    pub(crate) fn open(output: &Path) -> Result<Publisher, WriteError> {
         let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "public".to_owned());
         let parent = match output.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
@@ -152,12 +152,12 @@ impl Publisher {
     }
 
     /// The fingerprint and index hash of the published output, if it has a manifest.
-    pub fn published_fingerprint(&self) -> Option<(&str, &str)> {
+    pub(crate) fn published_fingerprint(&self) -> Option<(&str, &str)> {
         self.active.as_ref().map(|m| (m.fingerprint.as_str(), m.index.as_str()))
     }
 
     /// The published root manifest, if any.
-    pub fn published(&self) -> Option<&ManifestRoot> {
+    pub(crate) fn published(&self) -> Option<&ManifestRoot> {
         self.active.as_ref()
     }
 
@@ -165,7 +165,7 @@ impl Publisher {
     /// its own manifest when it has one, else a hard-linked copy of the published
     /// generation (else empty). Then marks it dirty by removing its manifest, so that a
     /// build killed from here on is detected by the next one.
-    pub fn prepare(&mut self) -> Result<(), WriteError> {
+    pub(crate) fn prepare(&mut self) -> Result<(), WriteError> {
         fs::create_dir_all(&self.gens).map_err(io_err("create", &self.gens))?;
         match Manifest::read_with_root(&self.target) {
             Some((root, held)) => {
@@ -191,7 +191,7 @@ impl Publisher {
 
     /// Keeps a file the target generation already holds, without its bytes: for a variant
     /// derived from a file that `put` found unchanged. False when the target lacks it.
-    pub fn keep_held(&self, rel: &str) -> bool {
+    pub(crate) fn keep_held(&self, rel: &str) -> bool {
         let Some(entry) = self.held.files.get(rel) else { return false };
         self.bytes.fetch_add(entry.size, Ordering::Relaxed);
         self.new.lock().unwrap_or_else(|e| e.into_inner()).insert(rel.to_owned(), entry.clone());
@@ -201,7 +201,7 @@ impl Publisher {
     /// Puts one file into the target generation, writing it only when the generation does
     /// not already hold these bytes; true when it did hold them. Safe to call from many
     /// threads.
-    pub fn put(&self, rel: &str, bytes: &[u8]) -> Result<bool, WriteError> {
+    pub(crate) fn put(&self, rel: &str, bytes: &[u8]) -> Result<bool, WriteError> {
         let path = resolve(&self.target, rel)?;
         let entry = FileEntry::of(bytes);
         let held = self.held.files.get(rel);
@@ -225,13 +225,13 @@ impl Publisher {
     }
 
     /// The content hash of a file put by this build so far.
-    pub fn hash_of(&self, rel: &str) -> Option<String> {
+    pub(crate) fn hash_of(&self, rel: &str) -> Option<String> {
         self.new.lock().unwrap_or_else(|e| e.into_inner()).get(rel).map(|e| e.hash.clone())
     }
 
     /// Removes what the target holds but the build did not put, writes its manifest, and
     /// publishes it by pointing the output link at it.
-    pub fn commit(self, fingerprint: &str, index: &str, counts: Counts) -> Result<PublishSummary, WriteError> {
+    pub(crate) fn commit(self, fingerprint: &str, index: &str, counts: Counts) -> Result<PublishSummary, WriteError> {
         let files = self.new.into_inner().unwrap_or_else(|e| e.into_inner());
         let stale: Vec<&String> = self.held.files.keys().filter(|p| !files.contains_key(*p)).collect();
         stale.par_iter().try_for_each(|rel| remove_file_and_empty_parents(&self.target, rel))?;

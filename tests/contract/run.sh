@@ -24,18 +24,12 @@ fi
 $CARGO build --quiet --bin svcdir --bin svcdir-search
 bin=$PWD/target/debug
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+. tools/sh/processes.sh
 port=$(free_port)
 search_port=$(free_port)
-work=$(mktemp -d -t svcdir-contract-XXXXXX)
+WORK=$(mktemp -d -t svcdir-contract-XXXXXX)
+work=$WORK
 chmod 755 "$work"   # nginx's workers (nobody, when run as root) must read public/
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
 
 origin="http://127.0.0.1:$port"
 "$bin/svcdir" build --quiet --input tests/fixtures/small --output "$work/public" --index "$work/search.idx" \
@@ -43,12 +37,12 @@ origin="http://127.0.0.1:$port"
 chmod -R a+rX "$work"
 
 "$bin/svcdir-search" --index "$work/search.idx" --listen "127.0.0.1:$search_port" 2>"$work/search.log" &
-pids+=($!)
+PIDS+=($!)
 mkdir -p "$work/prefix"
 "$bin/svcdir" nginx-config --public "$work/public" --listen "127.0.0.1:$port" \
     --search "127.0.0.1:$search_port" --daemon-off >"$work/nginx.conf"
 nginx -p "$work/prefix" -c "$work/nginx.conf" &
-pids+=($!)
+PIDS+=($!)
 
 for _ in $(seq 1 100); do
     # Both listening (bash's /dev/tcp: no curl needed).

@@ -17,6 +17,8 @@
 //! config test, an unreachable search server); `rebuild` that a new build is served without
 //! a reload and its search index after SIGHUP; `deploy` the systemd units
 //! and the container image of `deploy/`; `browser` opens the HTML views in headless Chromium. Processes run on free loopback ports and are stopped when the tests let go.
+// A test crate's modules share items as `pub`; the lint is for the library's API (Cargo.toml).
+#![allow(unreachable_pub)]
 
 mod browser;
 mod cases;

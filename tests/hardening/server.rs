@@ -50,7 +50,7 @@ fn services_of(n: usize) -> usize {
 fn reloaded_directory(n: usize) -> Directory {
     let mut dir = directory();
     while dir.services.len() > services_of(n) {
-        let gone = (dir.services.len() - 1) as u32;
+        let gone = svcdir::model::ServiceIx::new(dir.services.len() - 1);
         let service = dir.services.pop().expect("a service");
         assert_ne!(service.name, OLD_NAME);
         for organisation in &mut dir.organisations {

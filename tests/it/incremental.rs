@@ -28,19 +28,8 @@ fn changed(
 }
 
 fn build_into(input: &Path, work: &Path) -> std::process::Output {
-    let output = common::svcdir(&[
-        "build",
-        "--input",
-        input.to_str().unwrap(),
-        "--output",
-        work.join("public").to_str().unwrap(),
-        "--index",
-        work.join("search.idx").to_str().unwrap(),
-        "--base-url",
-        common::BASE_URL,
-        "--import-page-size",
-        "4",
-    ]);
+    let args = common::build_args(input, work, &["--import-page-size", "4"]);
+    let output = common::svcdir(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_ok(&output);
     output
 }

@@ -1,4 +1,6 @@
 //! Integration tests: the real binaries on real files.
+// A test crate's modules share items as `pub`; the lint is for the library's API (Cargo.toml).
+#![allow(unreachable_pub)]
 
 use svcdir_testkit::dataset as common;
 

@@ -16,18 +16,7 @@ fn content_hash(bytes: &[u8]) -> String {
 /// `svcdir build` into `<work>/public` and `<work>/search.idx` with extra environment.
 fn build_env(input: &Path, work: &Path, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(svcdir_testkit::bin("svcdir"));
-    command.args([
-        "build",
-        "--input",
-        input.to_str().unwrap(),
-        "--output",
-        work.join("public").to_str().unwrap(),
-        "--index",
-        work.join("search.idx").to_str().unwrap(),
-        "--base-url",
-        common::BASE_URL,
-        "--quiet",
-    ]);
+    command.args(common::build_args(input, work, &["--quiet"]));
     // `make test` skips the flush to disk (SVCDIR_UNSAFE_NO_SYNC=1); only `env` decides here.
     command.env_remove("SVCDIR_BASE_URL").env_remove(svcdir::write::NO_SYNC_ENV).envs(env.iter().copied());
     command.output().unwrap()

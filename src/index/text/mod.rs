@@ -1,7 +1,8 @@
 //! The inverted text index behind `q`: words, stems, fuzzy terms (behaviour.md, Search 4).
 //!
 //! This module owns what a "word" is and when a query word matches a word of a service; it
-//! does not decide the postcode rule, filters or order (`search::run` does).
+//! does not decide the postcode rule or the filters (`search::matches`) nor the order
+//! (`search::page`).
 //!
 //! # Words
 //! Text is folded to ASCII with `deunicode` (so `Còmhla` and `comhla` are the same word),
@@ -22,24 +23,23 @@
 //! stem would let `walking` match `talk`.
 //!
 //! # Layout
-//! The stored part ([`TextIndex`]) is a sorted dictionary of raw words, each with its stem's
+//! The stored part (`TextIndex`) is a sorted dictionary of raw words, each with its stem's
 //! number and a posting list of `(service, fields)` sorted by service, plus the sorted stems.
 //! The stem → words table and the length buckets of the fuzzy scan are rebuilt on load
-//! ([`TextLookup`]).
+//! (`TextLookup`).
 
 mod words;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Directory, ServiceIx};
-pub use words::{
-    FIELD_CATEGORY, FIELD_DESCRIPTION, FIELD_NAME, STOP_WORDS, allowance, field_weight_halves, is_stop_word,
-    osa_within, query_words, stem, words,
-};
+use crate::index::ServiceNo;
+use crate::model::Directory;
+pub(crate) use words::{FIELD_CATEGORY, FIELD_DESCRIPTION, FIELD_NAME, allowance, field_weight_halves, osa_within};
+pub use words::{STOP_WORDS, query_words, stem, words};
 
 /// Many strings in one buffer: compact to store and quick to load.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Strings {
+pub(crate) struct Strings {
     bytes: String,
     #[serde(with = "crate::index::packed")]
     ends: Vec<u32>,
@@ -52,17 +52,12 @@ impl Strings {
     }
 
     /// Number of strings.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
     /// The `i`-th string ("" when out of range; the checks on load rule that out).
-    pub fn get(&self, i: usize) -> &str {
+    pub(crate) fn get(&self, i: usize) -> &str {
         let start = if i == 0 { 0 } else { self.ends.get(i - 1).copied().unwrap_or(0) as usize };
         let end = self.ends.get(i).copied().unwrap_or(0) as usize;
         self.bytes.get(start..end).unwrap_or("")
@@ -101,7 +96,7 @@ impl Strings {
 /// The stored inverted index: every distinct word of every service's name, description and
 /// category names.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TextIndex {
+pub(crate) struct TextIndex {
     /// Distinct words, sorted.
     terms: Strings,
     /// For each word, the number of its stem in `stems`.
@@ -114,7 +109,7 @@ pub struct TextIndex {
     post_start: Vec<u32>,
     /// Services, ascending within each list.
     #[serde(with = "crate::index::packed")]
-    post_service: Vec<ServiceIx>,
+    post_service: Vec<ServiceNo>,
     /// Field bits ([`FIELD_NAME`], ...) of the word in that service.
     #[serde(with = "crate::index::packed")]
     post_fields: Vec<u8>,
@@ -122,9 +117,9 @@ pub struct TextIndex {
 
 impl TextIndex {
     /// Indexes every service of `dir`.
-    pub fn build(dir: &Directory) -> TextIndex {
+    pub(crate) fn build(dir: &Directory) -> TextIndex {
         use std::collections::HashMap;
-        let mut postings: HashMap<String, Vec<(ServiceIx, u8)>> = HashMap::new();
+        let mut postings: HashMap<String, Vec<(ServiceNo, u8)>> = HashMap::new();
         let mut per_service: Vec<(String, u8)> = Vec::new();
         for (ix, service) in dir.services.iter().enumerate() {
             per_service.clear();
@@ -145,11 +140,11 @@ impl TextIndex {
                     j += 1;
                 }
                 let word = std::mem::take(&mut per_service[i].0);
-                postings.entry(word).or_default().push((ix as ServiceIx, fields));
+                postings.entry(word).or_default().push((ix as ServiceNo, fields));
                 i = j;
             }
         }
-        let mut sorted: Vec<(String, Vec<(ServiceIx, u8)>)> = postings.into_iter().collect();
+        let mut sorted: Vec<(String, Vec<(ServiceNo, u8)>)> = postings.into_iter().collect();
         sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
 
         let term_stems: Vec<String> = sorted.iter().map(|(w, _)| stem(w).into_owned()).collect();
@@ -177,13 +172,8 @@ impl TextIndex {
     }
 
     /// Number of distinct words.
-    pub fn term_count(&self) -> usize {
+    pub(crate) fn term_count(&self) -> usize {
         self.terms.len()
-    }
-
-    /// Number of postings (service, word) pairs.
-    pub fn posting_count(&self) -> usize {
-        self.post_service.len()
     }
 
     /// Checks the invariants lookups rely on, so that a damaged file cannot cause a panic
@@ -218,7 +208,7 @@ impl TextIndex {
 /// A [`TextIndex`] with the lookup tables rebuilt on load: stem → words, and words and
 /// stems bucketed by length for the fuzzy scans.
 #[derive(Debug, Clone, Default)]
-pub struct TextLookup {
+pub(crate) struct TextLookup {
     stored: TextIndex,
     /// Words of stem `s`: `stem_term[stem_term_start[s]..stem_term_start[s + 1]]`.
     stem_term_start: Vec<u32>,
@@ -239,7 +229,7 @@ struct LengthBuckets {
 /// sharing the rest). One edit changes at most two bits (a substitution removes one
 /// character and adds one), so two words whose masks differ in more than `2k` bits are more
 /// than `k` edits apart: a cheap test that skips most of the fuzzy scan.
-pub fn letter_mask(word: &[u8]) -> u32 {
+pub(crate) fn letter_mask(word: &[u8]) -> u32 {
     word.iter().fold(0, |mask, &b| {
         mask | match b {
             b'a'..=b'z' => 1 << (b - b'a'),
@@ -286,7 +276,7 @@ impl LengthBuckets {
 
 impl TextLookup {
     /// Rebuilds the lookup tables of a checked index.
-    pub fn new(stored: TextIndex) -> TextLookup {
+    pub(crate) fn new(stored: TextIndex) -> TextLookup {
         let mut counts = vec![0u32; stored.stems.len() + 1];
         for &s in &stored.term_stem {
             counts[s as usize + 1] += 1;
@@ -304,7 +294,7 @@ impl TextLookup {
     }
 
     /// The stored part, for writing.
-    pub fn stored(&self) -> &TextIndex {
+    pub(crate) fn stored(&self) -> &TextIndex {
         &self.stored
     }
 
@@ -314,7 +304,7 @@ impl TextLookup {
 
     /// Numbers of the indexed words that the query word `word` (one item of [`words`])
     /// matches, ascending.
-    pub fn matching_terms(&self, word: &str) -> Vec<u32> {
+    pub(crate) fn matching_terms(&self, word: &str) -> Vec<u32> {
         let k = allowance(word.chars().count());
         let mut found = Vec::new();
         if let Some(s) = self.stored.stems.find(&stem(word)) {
@@ -339,16 +329,17 @@ impl TextLookup {
     }
 
     /// Services where `word` matches, ascending, each with the fields it matches in.
-    pub fn lookup(&self, word: &str) -> Vec<(ServiceIx, u8)> {
+    #[cfg(test)]
+    pub(crate) fn lookup(&self, word: &str) -> Vec<(ServiceNo, u8)> {
         self.lookup_among(word, |_| true)
     }
 
     /// [`TextLookup::lookup`] of only the services `keep` says yes to: filtered before the
     /// posting lists of the word's terms are merged, so that a common word (whose terms
     /// list much of the directory) costs what the services in question cost.
-    pub fn lookup_among(&self, word: &str, keep: impl Fn(ServiceIx) -> bool) -> Vec<(ServiceIx, u8)> {
+    pub(crate) fn lookup_among(&self, word: &str, keep: impl Fn(ServiceNo) -> bool) -> Vec<(ServiceNo, u8)> {
         let terms = self.matching_terms(word);
-        let mut out: Vec<(ServiceIx, u8)> = Vec::new();
+        let mut out: Vec<(ServiceNo, u8)> = Vec::new();
         for &t in &terms {
             let range = self.stored.post_start[t as usize] as usize..self.stored.post_start[t as usize + 1] as usize;
             out.extend(

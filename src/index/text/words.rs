@@ -8,16 +8,16 @@ use std::sync::LazyLock;
 use rust_stemmers::{Algorithm, Stemmer};
 
 /// Field bit: the service's name (weight 2).
-pub const FIELD_NAME: u8 = 1;
+pub(crate) const FIELD_NAME: u8 = 1;
 /// Field bit: the service's description (weight 1.5).
-pub const FIELD_DESCRIPTION: u8 = 2;
+pub(crate) const FIELD_DESCRIPTION: u8 = 2;
 /// Field bit: the name of a category the service is tagged with (weight 1).
-pub const FIELD_CATEGORY: u8 = 4;
+pub(crate) const FIELD_CATEGORY: u8 = 4;
 
 /// Relevance of one query word for a service, in half points: 2 for a name match, 1.5 for
 /// a description match, 1 for a category-name match, summed over the fields that match
 /// (behaviour.md, Search 4). Half points keep relevance an exact integer.
-pub fn field_weight_halves(fields: u8) -> u32 {
+pub(crate) fn field_weight_halves(fields: u8) -> u32 {
     let mut w = 0;
     if fields & FIELD_NAME != 0 {
         w += 4;
@@ -69,7 +69,7 @@ pub const STOP_WORDS: [&str; 33] = [
 ];
 
 /// Whether `word` (lower case) is one of the [`STOP_WORDS`].
-pub fn is_stop_word(word: &str) -> bool {
+pub(crate) fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()
 }
 
@@ -81,7 +81,7 @@ pub fn query_words(q: &str) -> Vec<String> {
 }
 
 /// How many edits a query word of `chars` characters may be away (behaviour.md, Search 4).
-pub fn allowance(chars: usize) -> usize {
+pub(crate) fn allowance(chars: usize) -> usize {
     match chars {
         0..=3 => 0,
         4..=6 => 1,
@@ -91,7 +91,7 @@ pub fn allowance(chars: usize) -> usize {
 
 /// Whether the optimal-string-alignment distance between `a` and `b` is at most `k`.
 /// Allocation-free for words up to 63 bytes; longer words fall back to `strsim`.
-pub fn osa_within(a: &[u8], b: &[u8], k: usize) -> bool {
+pub(crate) fn osa_within(a: &[u8], b: &[u8], k: usize) -> bool {
     if a.len().abs_diff(b.len()) > k {
         return false;
     }

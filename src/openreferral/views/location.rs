@@ -10,7 +10,7 @@ use crate::views::Publication;
 
 /// A service at one of its locations.
 #[derive(Debug, Serialize)]
-pub struct ServiceAtLocationView<'a> {
+pub(crate) struct ServiceAtLocationView<'a> {
     /// Derived from the service and location ids.
     pub id: Uuid,
     /// The service.
@@ -26,7 +26,7 @@ pub struct ServiceAtLocationView<'a> {
 
 impl<'a> ServiceAtLocationView<'a> {
     /// Inside a service (`with_service` false), or on its own with the service.
-    pub fn new(
+    pub(crate) fn new(
         dir: &'a Directory,
         publication: &Publication,
         service: &'a Service,
@@ -44,7 +44,12 @@ impl<'a> ServiceAtLocationView<'a> {
     }
 
     /// An item of `/service_at_locations`: location and service flat.
-    pub fn list(dir: &'a Directory, publication: &Publication, service: &'a Service, location: &'a Location) -> Self {
+    pub(crate) fn list(
+        dir: &'a Directory,
+        publication: &Publication,
+        service: &'a Service,
+        location: &'a Location,
+    ) -> Self {
         ServiceAtLocationView {
             id: ids::service_at_location(service.id, location.id),
             service_id: service.id,
@@ -57,7 +62,7 @@ impl<'a> ServiceAtLocationView<'a> {
 
 /// A location.
 #[derive(Debug, Serialize)]
-pub struct LocationView<'a> {
+pub(crate) struct LocationView<'a> {
     /// The directory's id.
     pub id: Uuid,
     /// Always `physical`: every location has a street address and a point.
@@ -79,7 +84,7 @@ pub struct LocationView<'a> {
 
 impl<'a> LocationView<'a> {
     /// Views a location, with its address or flat.
-    pub fn new(location: &'a Location, with_address: bool) -> Self {
+    pub(crate) fn new(location: &'a Location, with_address: bool) -> Self {
         LocationView {
             id: location.id,
             location_type: "physical",
@@ -94,7 +99,7 @@ impl<'a> LocationView<'a> {
 
 /// The address of a location.
 #[derive(Debug, Serialize)]
-pub struct AddressView<'a> {
+pub(crate) struct AddressView<'a> {
     /// Derived from the location id.
     pub id: Uuid,
     /// The location.
@@ -118,7 +123,7 @@ pub struct AddressView<'a> {
 
 impl<'a> AddressView<'a> {
     /// The address of a location.
-    pub fn new(location: &'a Location) -> Self {
+    pub(crate) fn new(location: &'a Location) -> Self {
         AddressView {
             id: ids::derived("address", &[&location.id.to_string()]),
             location_id: location.id,

@@ -15,11 +15,11 @@ mod taxonomy;
 use super::ids;
 use crate::model::{Directory, Organisation, Service};
 use crate::views::Publication;
-pub use location::{AddressView, LocationView, ServiceAtLocationView};
-pub use taxonomy::{AttributeView, TAXONOMY_NAME, TaxonomyTermView, TaxonomyView};
+pub(crate) use location::{AddressView, LocationView, ServiceAtLocationView};
+pub(crate) use taxonomy::{AttributeView, TAXONOMY_NAME, TaxonomyTermView, TaxonomyView};
 
 /// Whether `text` is an `http(s)` URL that `format: uri` accepts.
-pub fn valid_uri(text: &str) -> bool {
+pub(crate) fn valid_uri(text: &str) -> bool {
     let lower = text.get(..8).unwrap_or(text).to_ascii_lowercase();
     (lower.starts_with("http://") || lower.starts_with("https://"))
         && !text.chars().any(|c| c.is_whitespace() || c.is_control())
@@ -28,7 +28,7 @@ pub fn valid_uri(text: &str) -> bool {
 
 /// Whether `text` is an address that `format: email` accepts: an ASCII local part and a
 /// dotted host name (stricter than RFC 5321, never looser than the validators).
-pub fn valid_email(text: &str) -> bool {
+pub(crate) fn valid_email(text: &str) -> bool {
     let Some((local, domain)) = text.rsplit_once('@') else { return false };
     let label_ok = |label: &str| {
         (1..=63).contains(&label.len())
@@ -64,7 +64,7 @@ fn some_items<T>(items: Vec<T>) -> Option<Vec<T>> {
 
 /// The profile's `Page` block around a list's items.
 #[derive(Debug, Serialize)]
-pub struct Page<T> {
+pub(crate) struct Page<T> {
     /// Items over all pages.
     pub total_items: usize,
     /// Number of pages (at least 1).
@@ -85,7 +85,7 @@ pub struct Page<T> {
 
 /// The API's root (`/openreferral/`).
 #[derive(Debug, Serialize)]
-pub struct Root {
+pub(crate) struct Root {
     /// HSDS version.
     pub version: &'static str,
     /// The profile's home.
@@ -96,7 +96,7 @@ pub struct Root {
 
 /// An organisation: flat (lists, inside a service) or with its services.
 #[derive(Debug, Serialize)]
-pub struct OrganizationView<'a> {
+pub(crate) struct OrganizationView<'a> {
     /// The directory's id.
     pub id: Uuid,
     /// Name.
@@ -121,7 +121,7 @@ pub struct OrganizationView<'a> {
 
 /// An HSDS core `url` object.
 #[derive(Debug, Serialize)]
-pub struct UrlView {
+pub(crate) struct UrlView {
     /// Derived id.
     pub id: Uuid,
     /// What it is.
@@ -134,13 +134,13 @@ pub struct UrlView {
 
 impl<'a> OrganizationView<'a> {
     /// The flat form.
-    pub fn flat(publication: &Publication, org: &'a Organisation) -> Self {
+    pub(crate) fn flat(publication: &Publication, org: &'a Organisation) -> Self {
         OrganizationView {
             id: org.id,
             name: &org.name,
             description: non_empty(&org.description).unwrap_or(&org.name),
-            email: email(&org.email),
-            website: uri(&org.url),
+            email: email(&org.contact.email),
+            website: uri(&org.contact.url),
             uri: publication.organisation_url(&org.id.to_string()),
             urls: None,
             services: None,
@@ -148,13 +148,13 @@ impl<'a> OrganizationView<'a> {
     }
 
     /// The full form: social pages and every service.
-    pub fn full(dir: &'a Directory, publication: &Publication, org: &'a Organisation) -> Self {
+    pub(crate) fn full(dir: &'a Directory, publication: &Publication, org: &'a Organisation) -> Self {
         let mut view = Self::flat(publication, org);
         view.urls = some_items(social_urls(org));
         view.services = some_items(
             org.services
                 .iter()
-                .map(|&ix| ServiceView::new(dir, publication, &dir.services[ix as usize], ServiceDepth::InOrganization))
+                .map(|&ix| ServiceView::new(dir, publication, &dir.services[ix], ServiceDepth::InOrganization))
                 .collect(),
         );
         view
@@ -162,7 +162,7 @@ impl<'a> OrganizationView<'a> {
 }
 
 /// Facebook (a URL) and Twitter (a URL or an `@handle`) as HSDS core `url` objects.
-pub fn social_urls(org: &Organisation) -> Vec<UrlView> {
+pub(crate) fn social_urls(org: &Organisation) -> Vec<UrlView> {
     let twitter = org.twitter.trim();
     let twitter = match twitter.strip_prefix('@') {
         Some(handle) if !handle.is_empty() && handle.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => {
@@ -184,7 +184,7 @@ pub fn social_urls(org: &Organisation) -> Vec<UrlView> {
 
 /// How much of a service a document holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServiceDepth {
+pub(crate) enum ServiceDepth {
     /// `/services/{id}`: everything, the organisation flat.
     Full,
     /// An item of `/services`: one-to-one fields and the organisation flat.
@@ -197,7 +197,7 @@ pub enum ServiceDepth {
 
 /// A service.
 #[derive(Debug, Serialize)]
-pub struct ServiceView<'a> {
+pub(crate) struct ServiceView<'a> {
     /// The directory's id.
     pub id: Uuid,
     /// Who runs it.
@@ -236,7 +236,12 @@ pub struct ServiceView<'a> {
 
 impl<'a> ServiceView<'a> {
     /// Views a service at a depth.
-    pub fn new(dir: &'a Directory, publication: &Publication, service: &'a Service, depth: ServiceDepth) -> Self {
+    pub(crate) fn new(
+        dir: &'a Directory,
+        publication: &Publication,
+        service: &'a Service,
+        depth: ServiceDepth,
+    ) -> Self {
         let org = dir.organisation_of(service);
         let nested = depth != ServiceDepth::List;
         ServiceView {
@@ -244,8 +249,8 @@ impl<'a> ServiceView<'a> {
             organization_id: org.id,
             name: &service.name,
             description: non_empty(&service.description),
-            url: uri(&service.url),
-            email: email(&service.email),
+            url: uri(&service.contact.url),
+            email: email(&service.contact.email),
             status: "active",
             last_modified: service.last_updated.single_form(),
             service_areas: nested
@@ -262,9 +267,7 @@ impl<'a> ServiceView<'a> {
                     service
                         .locations
                         .iter()
-                        .map(|&ix| {
-                            ServiceAtLocationView::new(dir, publication, service, &dir.locations[ix as usize], false)
-                        })
+                        .map(|&ix| ServiceAtLocationView::new(dir, publication, service, &dir.locations[ix], false))
                         .collect()
                 })
                 .and_then(some_items),
@@ -281,7 +284,7 @@ impl<'a> ServiceView<'a> {
 
 /// A service area of a service.
 #[derive(Debug, Serialize)]
-pub struct ServiceAreaView<'a> {
+pub(crate) struct ServiceAreaView<'a> {
     /// Derived from the service and the area code.
     pub id: Uuid,
     /// The service.
@@ -309,7 +312,7 @@ impl<'a> ServiceAreaView<'a> {
 
 /// `http://statistics.data.gov.uk/id/statistical-geography/CODE` for a GSS code (a letter
 /// and eight digits).
-pub fn gss_uri(code: &str) -> Option<String> {
+pub(crate) fn gss_uri(code: &str) -> Option<String> {
     let bytes = code.as_bytes();
     (bytes.len() == 9 && bytes[0].is_ascii_uppercase() && bytes[1..].iter().all(u8::is_ascii_digit))
         .then(|| format!("http://statistics.data.gov.uk/id/statistical-geography/{code}"))
@@ -318,7 +321,7 @@ pub fn gss_uri(code: &str) -> Option<String> {
 /// The contact that holds a service's telephone number (UK profile phones belong to a
 /// contact).
 #[derive(Debug, Serialize)]
-pub struct ContactView<'a> {
+pub(crate) struct ContactView<'a> {
     /// Derived from the service id.
     pub id: Uuid,
     /// The service.
@@ -329,8 +332,8 @@ pub struct ContactView<'a> {
 
 impl<'a> ContactView<'a> {
     /// The contact of a service with a telephone number.
-    pub fn of(service: &'a Service) -> Option<Self> {
-        let number = non_empty(&service.phone)?;
+    pub(crate) fn of(service: &'a Service) -> Option<Self> {
+        let number = non_empty(&service.contact.phone)?;
         let id = ids::derived("contact", &[&service.id.to_string()]);
         Some(ContactView {
             id,
@@ -342,7 +345,7 @@ impl<'a> ContactView<'a> {
 
 /// A telephone number.
 #[derive(Debug, Serialize)]
-pub struct PhoneView<'a> {
+pub(crate) struct PhoneView<'a> {
     /// Derived from the service id.
     pub id: Uuid,
     /// Its contact.

@@ -10,7 +10,7 @@ use crate::views::Publication;
 
 /// A category of a service, as an attribute linking it to a taxonomy term.
 #[derive(Debug, Serialize)]
-pub struct AttributeView<'a> {
+pub(crate) struct AttributeView<'a> {
     /// Derived from the service and the term.
     pub id: Uuid,
     /// The service.
@@ -38,7 +38,7 @@ impl<'a> AttributeView<'a> {
 
 /// The directory's category tree as one taxonomy.
 #[derive(Debug, Serialize)]
-pub struct TaxonomyView<'a> {
+pub(crate) struct TaxonomyView<'a> {
     /// [`ids::taxonomy`].
     pub id: Uuid,
     /// Name.
@@ -53,11 +53,11 @@ pub struct TaxonomyView<'a> {
 }
 
 /// Name of the one taxonomy.
-pub const TAXONOMY_NAME: &str = "Directory categories";
+pub(crate) const TAXONOMY_NAME: &str = "Directory categories";
 
 impl<'a> TaxonomyView<'a> {
     /// The taxonomy, with its terms or without.
-    pub fn new(dir: &'a Directory, publication: &Publication, terms: Option<&[(Uuid, CategoryIx)]>) -> Self {
+    pub(crate) fn new(dir: &'a Directory, publication: &Publication, terms: Option<&[(Uuid, CategoryIx)]>) -> Self {
         TaxonomyView {
             id: ids::taxonomy(),
             name: TAXONOMY_NAME,
@@ -71,7 +71,7 @@ impl<'a> TaxonomyView<'a> {
 
 /// A category as a taxonomy term.
 #[derive(Debug, Serialize)]
-pub struct TaxonomyTermView<'a> {
+pub(crate) struct TaxonomyTermView<'a> {
     /// Derived from the category's id.
     pub id: Uuid,
     /// Name.
@@ -91,7 +91,7 @@ pub struct TaxonomyTermView<'a> {
 
 impl<'a> TaxonomyTermView<'a> {
     /// Views a category.
-    pub fn new(dir: &'a Directory, _publication: &Publication, ix: CategoryIx) -> Self {
+    pub(crate) fn new(dir: &'a Directory, _publication: &Publication, ix: CategoryIx) -> Self {
         let tree = &dir.categories;
         let node = &tree.nodes[ix as usize];
         let mut path: Vec<&str> = tree.ancestry(ix).map(|i| tree.nodes[i as usize].name.as_str()).collect();

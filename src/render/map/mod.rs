@@ -27,7 +27,7 @@ const MIN_EXTENT_M: f64 = 2000.0;
 
 /// A numbered place on a map.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Marker<'a> {
+pub(crate) struct Marker<'a> {
     /// The number drawn on it: its position in the page's list, from 1.
     pub number: usize,
     /// Where it is.
@@ -39,7 +39,7 @@ pub struct Marker<'a> {
 /// The map of a search page: the point searched from (`from`, named `from_name`), the
 /// circle of `radius_m` metres around it, and the located results. None when no result of
 /// the page has a location (such a page shows no map).
-pub fn search_map(from: Point, from_name: &str, radius_m: u64, markers: &[Marker<'_>]) -> Option<String> {
+pub(crate) fn search_map(from: Point, from_name: &str, radius_m: u64, markers: &[Marker<'_>]) -> Option<String> {
     if markers.is_empty() {
         return None;
     }
@@ -110,7 +110,7 @@ pub fn search_map(from: Point, from_name: &str, radius_m: u64, markers: &[Marker
 
 /// The map of a service's or an organisation's locations (`subject` names it). None when
 /// it has no location.
-pub fn places_map(subject: &str, markers: &[Marker<'_>]) -> Option<String> {
+pub(crate) fn places_map(subject: &str, markers: &[Marker<'_>]) -> Option<String> {
     let first = markers.first()?;
     let mut bounds = Bounds::of(project(first.point));
     let mut lat = (f64::MAX, f64::MIN);

@@ -178,7 +178,7 @@ fn search(oracle: &Oracle<'_>, query: &Query) -> Option<(usize, Vec<Uuid>)> {
             service.service_areas.iter().map(|&a| dir.service_areas[a as usize].code.as_str()).collect();
         let in_area = area_codes.iter().any(|code| postcode.areas.iter().any(|p| p == code));
         let distances: Vec<f64> =
-            service.locations.iter().map(|&l| dir.locations[l as usize].point.distance_m(postcode.point)).collect();
+            service.locations.iter().map(|&l| dir.locations[l].point.distance_m(postcode.point)).collect();
         let near = distances.iter().any(|&d| d <= query.radius as f64);
         // Search 3, word for word (hence the redundant `|| in_area`).
         #[allow(clippy::nonminimal_bool)]

@@ -3,7 +3,9 @@
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use svcdir::model::{Directory, Location, Point, Postcode, PostcodeDirectory, Service, Timestamp};
+use svcdir::model::{
+    Contact, Directory, Location, LocationIx, OrgIx, Point, Postcode, PostcodeDirectory, Service, ServiceIx, Timestamp,
+};
 use uuid::Uuid;
 
 use super::brute::Query;
@@ -107,7 +109,7 @@ pub fn directory(seed: u64, services: usize) -> Directory {
         .enumerate()
         .map(|(i, point)| Location {
             id: Uuid::from_u128(0x9a00_0000_0000_4000_8000_0000_0000_0000 + i as u128 + 1),
-            organisation: 0,
+            organisation: OrgIx::new(0),
             name: String::new(),
             description: String::new(),
             street_address: format!("{i} Road"),
@@ -119,14 +121,14 @@ pub fn directory(seed: u64, services: usize) -> Directory {
             point,
         })
         .collect();
-    dir.organisations[0].locations = (0..location_count as u32).collect();
+    dir.organisations[0].locations = LocationIx::all(location_count).collect();
     dir.organisations[0].services.clear();
     dir.organisations[1].services.clear();
     let names = ["Community Cafe", "Walking Group", "Money Advice", "Support Line", "Park Club"];
     dir.services = (0..services)
         .map(|i| {
-            let organisation = (i % 2) as u32;
-            dir.organisations[organisation as usize].services.push(i as u32);
+            let organisation = OrgIx::new(i % 2);
+            dir.organisations[organisation].services.push(ServiceIx::new(i));
             let name = if rng.gen_bool(0.3) {
                 names.choose(&mut rng).expect("names").to_string()
             } else {
@@ -143,7 +145,7 @@ pub fn directory(seed: u64, services: usize) -> Directory {
             let locations = if rng.gen_bool(0.2) {
                 vec![]
             } else {
-                (0..rng.gen_range(1..4)).map(|_| rng.gen_range(0..location_count) as u32).collect()
+                (0..rng.gen_range(1..4)).map(|_| LocationIx::new(rng.gen_range(0..location_count))).collect()
             };
             Service {
                 id: Uuid::from_u128(0x5e00_0000_0000_4000_8000_0000_0000_0000 + i as u128 + 1),
@@ -151,9 +153,7 @@ pub fn directory(seed: u64, services: usize) -> Directory {
                 slug: format!("service-{i}"),
                 name,
                 description: sentence(&mut rng, 0..12),
-                url: String::new(),
-                phone: String::new(),
-                email: String::new(),
+                contact: Contact::default(),
                 categories,
                 service_areas,
                 locations,

@@ -36,24 +36,29 @@ pub fn svcdir(args: &[&str]) -> Output {
 /// Base URL used by every test build.
 pub const BASE_URL: &str = "https://api.example.org";
 
-/// Builds `input` into `<work>/public` and `<work>/search.idx`; returns the output.
-pub fn build(input: &Path, work: &Path, extra: &[&str]) -> Output {
-    let output = work.join("public");
-    let index = work.join("search.idx");
-    let mut args = vec![
-        "build",
-        "--input",
-        input.to_str().unwrap(),
-        "--output",
-        output.to_str().unwrap(),
-        "--index",
-        index.to_str().unwrap(),
-        "--base-url",
-        BASE_URL,
-        "--quiet",
+/// The arguments of `svcdir build` from `input` into `<work>/public` and `<work>/search.idx`,
+/// at [`BASE_URL`], then `extra`.
+pub fn build_args(input: &Path, work: &Path, extra: &[&str]) -> Vec<String> {
+    let path = |p: &Path| p.to_str().expect("a UTF-8 path").to_owned();
+    let mut args: Vec<String> = vec![
+        "build".into(),
+        "--input".into(),
+        path(input),
+        "--output".into(),
+        path(&work.join("public")),
+        "--index".into(),
+        path(&work.join("search.idx")),
+        "--base-url".into(),
+        BASE_URL.into(),
     ];
-    args.extend_from_slice(extra);
-    svcdir(&args)
+    args.extend(extra.iter().map(|&a| a.to_owned()));
+    args
+}
+
+/// Builds `input` into `<work>/public` and `<work>/search.idx` quietly; returns the output.
+pub fn build(input: &Path, work: &Path, extra: &[&str]) -> Output {
+    let args = build_args(input, work, &[&["--quiet"], extra].concat());
+    svcdir(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 /// Asserts success, printing stderr otherwise.
