@@ -338,18 +338,21 @@ pub(crate) fn files(
     let mut files = Vec::new();
     let pages = pages(builds, base_url);
     let last = crate::api::query::PageNumber::LAST;
+    let none = crate::api::html::Extras::default();
     for (i, page) in pages.iter().enumerate() {
         let n = i + 1;
         let title = format!("Change record, page {n}");
         let folder = format!("{FOLDER}/page/{n}");
-        files.extend(crate::render::endpoint(&folder, &format!("/{FOLDER}/?page={n}"), &title, page)?);
+        let links = crate::render::Links { next: page.next.clone(), previous: None };
+        let rendered = crate::render::Rendered::of(&folder, page, links)?;
+        files.extend(rendered.files(&folder, &format!("/{FOLDER}/?page={n}"), &title, &none)?);
         if n == 1 {
-            files.extend(crate::render::endpoint(FOLDER, &format!("/{FOLDER}/"), &title, page)?);
+            files.extend(rendered.files(FOLDER, &format!("/{FOLDER}/"), &title, &none)?);
         }
         // `?page=last`, as for the import.
         if n == pages.len() {
             let folder = format!("{FOLDER}/page/{last}");
-            files.extend(crate::render::endpoint(&folder, &format!("/{FOLDER}/?page={last}"), &title, page)?);
+            files.extend(rendered.files(&folder, &format!("/{FOLDER}/?page={last}"), &title, &none)?);
         }
     }
     let bytes = serde_json::to_vec(state)

@@ -10,7 +10,7 @@
 use std::io::Write;
 
 use crate::model::Directory;
-use crate::openreferral::{Index, tables};
+use crate::openreferral::{Index, rows, tables};
 use crate::views::Publication;
 use crate::views::v4::{ServiceContext, ServiceView};
 
@@ -55,6 +55,15 @@ pub(crate) fn services_ndjson_gz(dir: &Directory, publication: &Publication) -> 
         gz.write_all(b"\n").map_err(io)?;
     }
     gz.finish().map_err(io)
+}
+
+/// The map file: serialised straight from the features (a JSON tree of every feature first
+/// was most of its memory).
+#[derive(serde::Serialize)]
+struct FeatureCollection<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    features: Vec<Feature<'a>>,
 }
 
 /// A feature of the map file: one location with the published services at it.
@@ -117,7 +126,7 @@ pub(crate) fn locations_geojson(dir: &Directory) -> Result<Vec<u8>, DownloadErro
             },
         })
         .collect();
-    let collection = serde_json::json!({ "type": "FeatureCollection", "features": features });
+    let collection = FeatureCollection { kind: "FeatureCollection", features };
     serde_json::to_vec(&collection).map_err(|source| DownloadError::Json { what: LOCATIONS_GEOJSON.to_owned(), source })
 }
 
@@ -138,15 +147,10 @@ pub(crate) fn openreferral_zip(
         .map_err(|source| DownloadError::Json { what: "datapackage.json".into(), source })?;
     zip.start_file("datapackage.json", options)?;
     zip.write_all(&package).map_err(io)?;
-    for (table, rows) in tables::rows(dir, publication, index) {
-        let mut csv = csv::Writer::from_writer(Vec::new());
-        csv.write_record(table.columns.iter().map(|c| c.name))?;
-        for row in rows {
-            csv.write_record(&row)?;
-        }
-        let bytes = csv.into_inner().map_err(|e| io(e.into_error()))?;
+    // One table at a time, its rows written into the zip as they are put in order.
+    for table in tables::TABLES {
         zip.start_file(table.path, options)?;
-        zip.write_all(&bytes).map_err(io)?;
+        rows::write_csv(dir, publication, index, table, &mut zip)?;
     }
     Ok(zip.finish()?.into_inner())
 }

@@ -4,9 +4,10 @@
 //! `--import-page-size` services in id order, page 1 also at the listing's folder,
 //! `page=last` a folder of its own). An output family of its own: `crate::jobs` runs it.
 
+use crate::api::html::Extras;
 use crate::api::query::PageNumber;
 use crate::model::{AreaIx, CategoryIx, Directory, ServiceIx};
-use crate::render::{OutputFile, RenderContext, RenderError, endpoint, paths};
+use crate::render::{Links, OutputFile, RenderContext, RenderError, Rendered, paths};
 use crate::views::v4::{PagedEnvelope, ServiceContext, ServiceView};
 
 /// The services of every listing, in id order (the directory's order), found once per
@@ -116,18 +117,22 @@ impl Listings {
                 .collect::<Vec<_>>(),
         };
         let title = format!("{title}, page {n}");
+        let page_folder = format!("{folder}/page/{n}");
+        let links = Links { next: body.next.clone(), previous: body.previous.clone() };
+        let rendered = Rendered::of(&page_folder, &body, links)?;
+        let none = Extras::default();
         let mut files =
-            endpoint(&format!("{folder}/page/{n}"), &format!("/{folder}/?format=json&page={n}"), &title, &body)?;
+            Vec::from(rendered.files(&page_folder, &format!("/{folder}/?format=json&page={n}"), &title, &none)?);
         if n == 1 {
-            files.extend(endpoint(&folder, &format!("/{folder}/"), &title, &body)?);
+            files.extend(rendered.files(&folder, &format!("/{folder}/"), &title, &none)?);
         }
         if n == pages {
             let last = PageNumber::LAST;
-            files.extend(endpoint(
+            files.extend(rendered.files(
                 &format!("{folder}/page/{last}"),
                 &format!("/{folder}/?format=json&page={last}"),
                 &title,
-                &body,
+                &none,
             )?);
         }
         Ok(files)

@@ -206,7 +206,6 @@ pub(crate) fn body_html(body: &serde_json::Value) -> String {
 /// a walk over the bytes that copies each plain string as it stands in the text
 /// (strings with JSON escapes and all numbers are read by serde_json); text that walk does
 /// not take is read by serde_json, which then also says what is wrong with it.
-#[cfg(test)]
 pub(crate) fn body_html_from_json(json: &[u8]) -> Result<String, serde_json::Error> {
     Ok(page_html_from_json(json)?.0)
 }

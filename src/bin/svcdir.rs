@@ -14,6 +14,11 @@ use svcdir::cli::{
 use svcdir::config::BuildConfig;
 use svcdir::report;
 
+/// svcdir's allocator (issue 27, BENCHMARKS.md): with glibc's, a third of a large build's
+/// time went to malloc and free. svcdir-search keeps the system allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Exit codes: 0 success, 1 bad data or a failed run, 2 bad usage (clap's own).
 const EXIT_FAILURE: u8 = 1;
 const EXIT_USAGE: u8 = 2;

@@ -8,6 +8,7 @@
 //! beside the other families'. README, "Open Referral UK", lists what maps where and what has no home.
 
 pub(crate) mod openapi;
+pub(crate) mod rows;
 pub mod tables;
 pub(crate) mod views;
 
@@ -148,10 +149,6 @@ pub fn jobs(ctx: &RenderContext<'_>, oruk: &Index) -> Vec<Job> {
 pub fn render(ctx: &RenderContext<'_>, oruk: &Index, job: Job) -> Result<Vec<OutputFile>, RenderError> {
     let dir = ctx.dir;
     let publication = ctx.publication;
-    let object = |list: List, id: Uuid, title: &str, body: &dyn erased::Body| {
-        let folder = paths::object(list, &id.to_string());
-        crate::render::endpoint(&folder, &format!("/{folder}/"), title, &body.value(&folder)?)
-    };
     match job {
         Job::Root => {
             let root = Root {
@@ -196,13 +193,75 @@ pub fn render(ctx: &RenderContext<'_>, oruk: &Index, job: Job) -> Result<Vec<Out
     }
 }
 
+/// The files of one object of a list, at its id.
+fn object<T: serde::Serialize>(list: List, id: Uuid, title: &str, body: &T) -> Result<Vec<OutputFile>, RenderError> {
+    let folder = paths::object(list, &id.to_string());
+    crate::render::endpoint(&folder, &format!("/{folder}/"), title, body)
+}
+
 fn render_page(ctx: &RenderContext<'_>, oruk: &Index, list: List, n: usize) -> Result<Vec<OutputFile>, RenderError> {
     let dir = ctx.dir;
     let publication = ctx.publication;
+    let range = page_range(ctx, oruk, list, n);
+    match list {
+        List::Services => page_files(
+            ctx,
+            oruk,
+            list,
+            n,
+            dir.services[range].iter().map(|s| ServiceView::new(dir, publication, s, ServiceDepth::List)).collect(),
+        ),
+        List::ServiceAtLocations => page_files(
+            ctx,
+            oruk,
+            list,
+            n,
+            oruk.service_at_locations[range]
+                .iter()
+                .map(|&(_, s, l)| {
+                    let service = &dir.services[s];
+                    ServiceAtLocationView::list(dir, publication, service, &dir.locations[l])
+                })
+                .collect(),
+        ),
+        List::Organizations => page_files(
+            ctx,
+            oruk,
+            list,
+            n,
+            dir.organisations[range].iter().map(|o| OrganizationView::flat(publication, o)).collect(),
+        ),
+        List::Taxonomies => {
+            page_files(ctx, oruk, list, n, range.map(|_| TaxonomyView::new(dir, publication, None)).collect())
+        }
+        List::TaxonomyTerms => page_files(
+            ctx,
+            oruk,
+            list,
+            n,
+            oruk.terms[range].iter().map(|&(_, ix)| TaxonomyTermView::new(dir, publication, ix)).collect(),
+        ),
+    }
+}
+
+/// The positions of page `n` of a list.
+fn page_range(ctx: &RenderContext<'_>, oruk: &Index, list: List, n: usize) -> std::ops::Range<usize> {
+    let (size, len) = (ctx.import_page_size, oruk.len(ctx.dir, list));
+    ((n - 1) * size).min(len)..(n * size).min(len)
+}
+
+/// The files of page `n` of a list holding `contents`: its folder, the list's own folder
+/// for page 1 and `page/last` for the last page, one rendering for all of them.
+fn page_files<T: serde::Serialize>(
+    ctx: &RenderContext<'_>,
+    oruk: &Index,
+    list: List,
+    n: usize,
+    contents: Vec<T>,
+) -> Result<Vec<OutputFile>, RenderError> {
     let size = ctx.import_page_size;
-    let len = oruk.len(dir, list);
-    let range = ((n - 1) * size).min(len)..(n * size).min(len);
-    let page = |contents: Vec<serde_json::Value>| Page {
+    let len = oruk.len(ctx.dir, list);
+    let body = Page {
         total_items: len,
         total_pages: pages(len, size),
         page_number: n,
@@ -213,62 +272,23 @@ fn render_page(ctx: &RenderContext<'_>, oruk: &Index, list: List, n: usize) -> R
         contents,
     };
     let folder = paths::list_page(list, n);
-    let value = |body: &dyn erased::Body| body.value(&folder);
-    let contents: Vec<serde_json::Value> = match list {
-        List::Services => dir.services[range]
-            .iter()
-            .map(|s| value(&ServiceView::new(dir, publication, s, ServiceDepth::List)))
-            .collect::<Result<_, _>>()?,
-        List::ServiceAtLocations => oruk.service_at_locations[range]
-            .iter()
-            .map(|&(_, s, l)| {
-                let service = &dir.services[s];
-                value(&ServiceAtLocationView::list(dir, publication, service, &dir.locations[l]))
-            })
-            .collect::<Result<_, _>>()?,
-        List::Organizations => dir.organisations[range]
-            .iter()
-            .map(|o| value(&OrganizationView::flat(publication, o)))
-            .collect::<Result<_, _>>()?,
-        List::Taxonomies => {
-            range.map(|_| value(&TaxonomyView::new(dir, publication, None))).collect::<Result<_, _>>()?
-        }
-        List::TaxonomyTerms => oruk.terms[range]
-            .iter()
-            .map(|&(_, ix)| value(&TaxonomyTermView::new(dir, publication, ix)))
-            .collect::<Result<_, _>>()?,
-    };
-    let body = page(contents);
+    let rendered = crate::render::Rendered::of(&folder, &body, crate::render::Links::default())?;
+    let none = crate::api::html::Extras::default();
     let title = format!("Open Referral UK: {}, page {n}", list.name());
     let base = format!("/{}/", paths::list(list));
-    let mut files = crate::render::endpoint(&folder, &format!("{base}?page={n}"), &title, &body)?;
+    let mut files = Vec::from(rendered.files(&folder, &format!("{base}?page={n}"), &title, &none)?);
     if n == 1 {
-        files.extend(crate::render::endpoint(&paths::list(list), &base, &title, &body)?);
+        files.extend(rendered.files(&paths::list(list), &base, &title, &none)?);
     }
     // `?page=last`, as for the import.
     if n == pages(len, size) {
         let last = crate::api::query::PageNumber::LAST;
-        files.extend(crate::render::endpoint(
+        files.extend(rendered.files(
             &paths::list_page_named(list, last),
             &format!("{base}?page={last}"),
             &title,
-            &body,
+            &none,
         )?);
     }
     Ok(files)
-}
-
-/// A view of any type as a JSON value, so that one closure renders every kind of object.
-mod erased {
-    use crate::render::RenderError;
-
-    pub(super) trait Body {
-        fn value(&self, path: &str) -> Result<serde_json::Value, RenderError>;
-    }
-
-    impl<T: serde::Serialize> Body for T {
-        fn value(&self, path: &str) -> Result<serde_json::Value, RenderError> {
-            serde_json::to_value(self).map_err(|source| RenderError::Json { path: path.to_owned(), source })
-        }
-    }
 }

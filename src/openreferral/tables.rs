@@ -5,12 +5,6 @@
 
 use serde_json::{Value, json};
 
-use super::Index;
-use super::views::{
-    AddressView, ContactView, OrganizationView, ServiceAtLocationView, ServiceDepth, ServiceView, TaxonomyTermView,
-    TaxonomyView,
-};
-use crate::model::{Directory, LocationIx};
 use crate::views::Publication;
 
 /// A column's type in Table Schema terms.
@@ -354,117 +348,8 @@ pub fn datapackage(publication: &Publication) -> Value {
     })
 }
 
-/// Every row of every table, tables in [`TABLES`] order, rows in id order. Built from the
-/// documents' views serialised to JSON, so the two forms cannot disagree, but for the
-/// text cells a spreadsheet would run as a formula, which begin with a `'` (`NEUTRAL_NOTE`).
-pub fn rows(dir: &Directory, publication: &Publication, index: &Index) -> Vec<(Table, Vec<Vec<String>>)> {
-    let mut by_table: std::collections::BTreeMap<&'static str, Vec<Value>> = Default::default();
-    let mut push = |table: &'static str, value: Value| by_table.entry(table).or_default().push(value);
-    let to_value = |v: &dyn erased_serialize::Serialize| v.value();
-    for org in &dir.organisations {
-        push("organization", to_value(&OrganizationView::flat(publication, org)));
-    }
-    for service in &dir.services {
-        let view = ServiceView::new(dir, publication, service, ServiceDepth::Full);
-        let mut flat = to_value(&ServiceView::new(dir, publication, service, ServiceDepth::List));
-        flat.as_object_mut().map(|m| m.remove("organization"));
-        push("service", flat);
-        for area in view.service_areas.iter().flatten() {
-            push("service_area", to_value(area));
-        }
-        if let Some(contact) = ContactView::of(service) {
-            for phone in &contact.phones {
-                push("phone", to_value(phone));
-            }
-            push("contact", to_value(&contact));
-        }
-        for attribute in view.attributes.iter().flatten() {
-            push("attribute", to_value(attribute));
-        }
-    }
-    for &(_, s, l) in &index.service_at_locations {
-        let view = ServiceAtLocationView::new(dir, publication, &dir.services[s], &dir.locations[l], false);
-        push("service_at_location", to_value(&view));
-    }
-    // Locations that some service uses: the others are not published through any service.
-    let mut used: Vec<LocationIx> = index.service_at_locations.iter().map(|&(_, _, l)| l).collect();
-    used.sort_unstable();
-    used.dedup();
-    for l in used {
-        let location = &dir.locations[l];
-        push("location", to_value(&super::views::LocationView::new(location, false)));
-        push("address", to_value(&AddressView::new(location)));
-    }
-    push("taxonomy", to_value(&TaxonomyView::new(dir, publication, None)));
-    for &(_, ix) in &index.terms {
-        push("taxonomy_term", to_value(&TaxonomyTermView::new(dir, publication, ix)));
-    }
-    TABLES
-        .iter()
-        .map(|table| {
-            let mut values = by_table.remove(table.name).unwrap_or_default();
-            values.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
-            values.dedup_by(|a, b| a["id"] == b["id"]);
-            let rows = values
-                .iter()
-                .map(|value| table.columns.iter().map(|c| neutral(c.kind, cell(&value[c.name]))).collect())
-                .collect();
-            (*table, rows)
-        })
-        .collect()
-}
-
-/// The first characters that make a spreadsheet read a cell as a formula (OWASP, "CSV
-/// Injection"): `=`, `+`, `-`, `@`, tab and carriage return.
-const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
-
-/// What [`datapackage`] says of the cells neutralised against formulas (see [`rows`]).
-pub(crate) const NEUTRAL_NOTE: &str = "Text cells whose value starts with =, +, -, @, a tab or a carriage return \
+/// What [`datapackage`] says of the cells neutralised against formulas (see [`super::rows`]).
+pub const NEUTRAL_NOTE: &str = "Text cells whose value starts with =, +, -, @, a tab or a carriage return \
     begin with one added single quote ('), so that a spreadsheet shows them as text and never runs them as a \
     formula (OWASP, CSV injection); drop that first quote to get the value the API publishes. Numbers, \
     identifiers, dates, addresses of email and the web are as published.";
-
-/// A cell of a text column that a spreadsheet would run as a formula, neutralised as OWASP
-/// advises: a single quote before it. The text comes from service providers, not from
-/// whoever opens the file. Other kinds are left alone (a negative longitude is a number).
-fn neutral(kind: Kind, cell: String) -> String {
-    if kind == Kind::Text && cell.starts_with(FORMULA_STARTS) { format!("'{cell}") } else { cell }
-}
-
-fn cell(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Any view as a JSON value (the views are `Serialize`; serialising them cannot fail).
-mod erased_serialize {
-    pub(super) trait Serialize {
-        fn value(&self) -> serde_json::Value;
-    }
-
-    impl<T: serde::Serialize> Serialize for T {
-        fn value(&self) -> serde_json::Value {
-            serde_json::to_value(self).unwrap_or_default()
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formula_cells_of_text_columns_are_neutralised() {
-        for formula in ["=1+1", "+44 141 111 1111", "-2", "@SUM(A1)", "\tx", "\rx"] {
-            assert_eq!(neutral(Text, formula.to_owned()), format!("'{formula}"));
-        }
-        for plain in ["", "Food", "a=b", "'quoted", " =x"] {
-            assert_eq!(neutral(Text, plain.to_owned()), plain);
-        }
-        assert_eq!(neutral(Number, "-4.25".to_owned()), "-4.25", "a negative number stays a number");
-        assert_eq!(neutral(Email, "+x@example.org".to_owned()), "+x@example.org");
-    }
-}

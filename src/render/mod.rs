@@ -13,7 +13,7 @@ pub(crate) mod map;
 
 use serde::Serialize;
 
-use crate::api::html::{Extras, FrontPage, HtmlError, HtmlView, render_html};
+use crate::api::html::{Body, Extras, FrontPage, HtmlError, HtmlView, render_html};
 use crate::api::query::PageNumber;
 use crate::model::{Directory, OrgIx, ServiceIx};
 use crate::views::v4::{self, Envelope, OrganisationView, PagedEnvelope, ServiceContext, ServiceView};
@@ -132,21 +132,25 @@ impl RenderContext<'_> {
             Job::ImportPage(n) => {
                 let body = self.import_page(n);
                 let title = format!("Import of all services, page {n}");
-                let mut files = endpoint(
-                    &paths::import_page(&n.to_string()),
+                let folder = paths::import_page(&n.to_string());
+                let links = Links { next: body.next.clone(), previous: body.previous.clone() };
+                let rendered = Rendered::of(&folder, &body, links)?;
+                let none = Extras::default();
+                let mut files = Vec::from(rendered.files(
+                    &folder,
                     &format!("/api/v4/import/?format=json&page={n}"),
                     &title,
-                    &body,
-                )?;
+                    &none,
+                )?);
                 if n == 1 {
-                    files.extend(endpoint(paths::IMPORT, "/api/v4/import/", &title, &body)?);
+                    files.extend(rendered.files(paths::IMPORT, "/api/v4/import/", &title, &none)?);
                 }
                 // `page=last` (behaviour.md, Search 8) is a folder of its own, so that nginx, a
                 // CDN and the preview answer it with one file and no arithmetic.
                 if n == self.import_pages() {
                     let last = PageNumber::LAST;
                     let url = format!("/api/v4/import/?format=json&page={last}");
-                    files.extend(endpoint(&paths::import_page(last), &url, &title, &body)?);
+                    files.extend(rendered.files(&paths::import_page(last), &url, &title, &none)?);
                 }
                 Ok(files)
             }
@@ -261,7 +265,67 @@ fn html_bytes(
     render_html(&view).map(String::into_bytes).map_err(|source| RenderError::Html { path: path.to_owned(), source })
 }
 
-/// `index.json` and `index.html` of one endpoint folder.
+/// The paging links of a body (`next` and `previous` of a paged envelope), which its HTML
+/// view shows above the body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Links {
+    /// Absolute URL of the next page.
+    pub next: Option<String>,
+    /// Absolute URL of the previous page.
+    pub previous: Option<String>,
+}
+
+/// A response rendered once, to be written under one or more folders: its JSON, serialised
+/// straight from the view (no `serde_json::Value` tree: building one cost more allocation
+/// than the rest of a file), and its body's markup, read from that JSON text.
+pub(crate) struct Rendered {
+    json: Vec<u8>,
+    markup: minijinja::Value,
+    links: Links,
+}
+
+impl Rendered {
+    /// Renders `body`; `folder` names it in errors. `links` must be the body's own `next`
+    /// and `previous`, if it has them.
+    pub(crate) fn of<T: Serialize>(folder: &str, body: &T, links: Links) -> Result<Rendered, RenderError> {
+        let json = json_bytes(folder, body)?;
+        let markup = crate::api::html::body_html_from_json(&json)
+            .map_err(|source| RenderError::Html { path: folder.to_owned(), source: source.into() })?;
+        Ok(Rendered { json, markup: minijinja::Value::from_safe_string(markup), links })
+    }
+
+    /// `index.json` and `index.html` of `folder`, the HTML view showing the request as
+    /// `request` (its JSON form: the same path with `?format=json`).
+    pub(crate) fn files(
+        &self,
+        folder: &str,
+        request: &str,
+        title: &str,
+        extras: &Extras,
+    ) -> Result<[OutputFile; 2], RenderError> {
+        let (base, _) = request.split_once('?').unwrap_or((request, ""));
+        let view = HtmlView {
+            title: title.to_owned(),
+            request: request.to_owned(),
+            status: 200,
+            headers: crate::api::headers::json_headers(),
+            body: Body::Markup {
+                html: self.markup.clone(),
+                next: self.links.next.clone(),
+                previous: self.links.previous.clone(),
+            },
+            json_url: format!("{base}?format=json"),
+            extras: extras.clone(),
+        };
+        let html = render_html(&view).map_err(|source| RenderError::Html { path: folder.to_owned(), source })?;
+        Ok([
+            OutputFile { path: format!("{folder}/index.json"), bytes: self.json.clone() },
+            OutputFile { path: format!("{folder}/index.html"), bytes: html.into_bytes() },
+        ])
+    }
+}
+
+/// `index.json` and `index.html` of one endpoint folder, for a body without paging links.
 pub(crate) fn endpoint<T: Serialize>(
     folder: &str,
     request: &str,
@@ -279,14 +343,7 @@ fn endpoint_with<T: Serialize>(
     body: &T,
     extras: &Extras,
 ) -> Result<Vec<OutputFile>, RenderError> {
-    let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder.to_owned(), source })?;
-    Ok(vec![
-        OutputFile { path: format!("{folder}/index.json"), bytes: json_bytes(folder, &value)? },
-        OutputFile {
-            path: format!("{folder}/index.html"),
-            bytes: html_bytes(folder, title, request, 200, &value, extras)?,
-        },
-    ])
+    Ok(Rendered::of(folder, body, Links::default())?.files(folder, request, title, extras)?.into())
 }
 
 /// The same response under several keys (id and slug): byte-identical JSON, and an HTML
@@ -298,14 +355,11 @@ fn endpoint_under_keys<T: Serialize>(
     body: &T,
     extras: &Extras,
 ) -> Result<Vec<OutputFile>, RenderError> {
+    let rendered = Rendered::of(&folder_of(&keys[0]), body, Links::default())?;
     let mut files = Vec::with_capacity(keys.len() * 2);
-    let value = serde_json::to_value(body).map_err(|source| RenderError::Json { path: folder_of(&keys[0]), source })?;
-    let json = json_bytes(&folder_of(&keys[0]), &value)?;
     for key in keys {
         let folder = folder_of(key);
-        files.push(OutputFile { path: format!("{folder}/index.json"), bytes: json.clone() });
-        let html = html_bytes(&folder, title, &format!("/{folder}/"), 200, &value, extras)?;
-        files.push(OutputFile { path: format!("{folder}/index.html"), bytes: html });
+        files.extend(rendered.files(&folder, &format!("/{folder}/"), title, extras)?);
     }
     Ok(files)
 }
