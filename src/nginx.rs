@@ -78,6 +78,10 @@ pub struct NginxConfig {
 /// The default of [`NginxConfig::search_cache_mb`].
 pub(crate) const SEARCH_CACHE_MB: u32 = 256;
 
+/// Cached search answers each nginx worker keeps open (`open_file_cache`): the answers of
+/// the queries of the last max-age that are asked again, each a file descriptor.
+pub const SEARCH_OPEN_FILES: u32 = 8192;
+
 /// The `max-age` of a `Cache-Control` value, in seconds (0 when it has none).
 pub fn max_age(cache_control: &str) -> u64 {
     cache_control
@@ -172,6 +176,7 @@ impl NginxConfig {
             cache_static => quote(headers::CACHE_STATIC),
             cache_search => quote(headers::CACHE_SEARCH),
             search_cache_mb => self.search_cache_mb,
+            search_open_files => SEARCH_OPEN_FILES,
             // The search's 200s and its errors are cached alike: one max-age for both.
             search_max_age => max_age(headers::CACHE_SEARCH).min(max_age(headers::CACHE_ERROR)),
             cache_error => quote(headers::CACHE_ERROR),

@@ -14,7 +14,9 @@ use svcdir::server::{self, AppState, Limits, LiveState, Telemetry};
 fn main() -> ExitCode {
     let args = SearchArgs::parse();
     let _log = server::log::init(args.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // This runtime accepts connections, follows the publication and reloads; the
+    // connections are served on runtimes of their own, one per core (server::serve).
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
             tracing::error!("cannot start the async runtime: {err}");

@@ -40,6 +40,57 @@ fn band(lat: f64) -> i64 {
     ((lat + 90.0) / BAND_DEGREES).floor() as i64
 }
 
+/// The latitudes of band `b`'s edges, widened by a hair for the rounding of [`band`].
+fn band_edges(b: i64) -> (f64, f64) {
+    let south = b as f64 * BAND_DEGREES - 90.0;
+    (south - 1e-9, south + BAND_DEGREES + 1e-9)
+}
+
+/// Metres taken off the radius for the circle whose entries need no distance: far more than
+/// the rounding of [`Inner::lons`] (a few centimetres), so that every entry it lets through
+/// is well inside the radius, where [`within_radius`] says yes without the exact distance.
+const INNER_MARGIN_M: f64 = 1.0;
+
+/// A circle slightly smaller than the search's, for the runs of a band wholly inside it.
+#[derive(Debug, Clone, Copy)]
+struct Inner {
+    centre: Point,
+    sin_lat: f64,
+    cos_lat: f64,
+    cos_angle: f64,
+}
+
+impl Inner {
+    /// `None` when the circle is too small to bother, or large enough (about 600 km) or near
+    /// enough a pole for [`Inner::lons`]'s reasoning to need care.
+    fn of(centre: Point, radius_m: f64) -> Option<Inner> {
+        let angle = (radius_m - INNER_MARGIN_M) / EARTH_RADIUS_M;
+        if !(angle > 0.0 && angle < 0.1) || centre.lat.abs() > 80.0 {
+            return None;
+        }
+        let lat = centre.lat.to_radians();
+        Some(Inner { centre, sin_lat: lat.sin(), cos_lat: lat.cos(), cos_angle: angle.cos() })
+    }
+
+    /// Half the width in degrees of longitude of the circle at latitude `lat`; `None` when
+    /// that latitude misses it.
+    fn half_width(&self, lat: f64) -> Option<f64> {
+        let lat = lat.to_radians();
+        let cos_dlon = (self.cos_angle - self.sin_lat * lat.sin()) / (self.cos_lat * lat.cos());
+        (cos_dlon <= 1.0).then(|| cos_dlon.max(-1.0).acos().to_degrees())
+    }
+
+    /// The longitudes within which every point between latitudes `south` and `north` is
+    /// inside the circle: the narrower of its widths at the two edges (its width along a
+    /// meridian rises to a peak and falls, so it is least at an edge); `None` when an edge
+    /// misses it or the run would cross the antimeridian.
+    fn lons(&self, south: f64, north: f64) -> Option<(f64, f64)> {
+        let width = self.half_width(south)?.min(self.half_width(north)?);
+        let (west, east) = (self.centre.lon - width, self.centre.lon + width);
+        (west >= -180.0 && east <= 180.0 && width > 0.0).then_some((west, east))
+    }
+}
+
 impl RadiusGrid {
     /// The grid of the given (location, service) pairs, `points[location]` being where each
     /// location is and `units[location]` its [`unit_vector`]. Pairs of locations out of
@@ -91,7 +142,7 @@ impl RadiusGrid {
 
     /// Calls `found` with the service of every entry whose location lies within `radius_m`
     /// metres of `centre` by [`Point::distance_m`] (`points` as given to [`RadiusGrid::new`]),
-    /// in band then longitude order; a service with several such locations is found once
+    /// band by band; a service with several such locations is found once
     /// for each. `tick` is called once per entry looked at and stops the scan at its first
     /// error.
     pub(crate) fn within<E>(
@@ -134,18 +185,39 @@ impl RadiusGrid {
         };
         let last = self.first_band + self.band_start.len() as i64 - 2;
         let (from, to) = (band(south).max(self.first_band), band(north).min(last));
+        let inner = Inner::of(centre, radius_m);
+        let inside = |e: usize| {
+            let exact = || points[self.locations[e] as usize].distance_m(centre);
+            within_radius(chord2(&c, &self.units[e]), radius_m, exact)
+        };
         for b in from..=to {
+            let (south_edge, north_edge) = band_edges(b);
             let b = (b - self.first_band) as usize;
             let (start, end) = (self.band_start[b] as usize, self.band_start[b + 1] as usize);
             let lons = &self.lons[start..end];
             for &(west, east) in ranges.iter().filter(|(west, east)| west <= east) {
                 let lo = start + lons.partition_point(|&lon| lon < west);
-                let hi = start + lons.partition_point(|&lon| lon <= east);
-                for e in lo..hi.max(lo) {
+                let hi = (start + lons.partition_point(|&lon| lon <= east)).max(lo);
+                // The entries of the band surely inside the circle need no distance: their
+                // services are taken as they are, one tick for the run.
+                let (inner_lo, inner_hi) = match inner.and_then(|i| i.lons(south_edge, north_edge)) {
+                    Some((w, e)) => {
+                        let run = &self.lons[lo..hi];
+                        let inner_lo = lo + run.partition_point(|&lon| lon < w);
+                        (inner_lo, (lo + run.partition_point(|&lon| lon <= e)).max(inner_lo))
+                    }
+                    None => (hi, hi),
+                };
+                for e in (lo..inner_lo).chain(inner_hi..hi) {
                     tick()?;
-                    let exact = || points[self.locations[e] as usize].distance_m(centre);
-                    if within_radius(chord2(&c, &self.units[e]), radius_m, exact) {
+                    if inside(e) {
                         found(self.services[e]);
+                    }
+                }
+                if inner_hi > inner_lo {
+                    tick()?;
+                    for &service in &self.services[inner_lo..inner_hi] {
+                        found(service);
                     }
                 }
             }
@@ -215,10 +287,11 @@ mod tests {
         let points = vec![Point { lat: 56.0, lon: -4.0 }; 3];
         let grid = RadiusGrid::new(&points, &units(&points), (0..3).map(|l| (l, l)));
         let mut ticks = 0;
+        // Under INNER_MARGIN_M: every entry is measured, one tick each.
         let result = grid.within(
             &points,
             points[0],
-            10.0,
+            0.5,
             || {
                 ticks += 1;
                 if ticks == 2 { Err("late") } else { Ok(()) }
@@ -226,6 +299,20 @@ mod tests {
             |_| {},
         );
         assert_eq!((result, ticks), (Err("late"), 2));
+        // Wide enough to cover their band: the entries surely inside are one run, one tick.
+        let mut ticks = 0;
+        let mut found = 0;
+        let result = grid.within(
+            &points,
+            points[0],
+            10_000.0,
+            || {
+                ticks += 1;
+                Ok::<(), ()>(())
+            },
+            |_| found += 1,
+        );
+        assert_eq!((result, ticks, found), (Ok(()), 1, 3));
     }
 
     proptest! {

@@ -3,9 +3,10 @@
 //! setting for any of these.
 //!
 //! - Up to [`Limits::max_connections`] connections are served normally.
-//! - Past that, up to [`OVERFLOW_CONNECTIONS`] more are accepted only to be told so: one
-//!   429 JSON answer with `Connection: close` and `Retry-After`, so a client (or nginx, to
-//!   another replica) learns at once to come back, instead of hanging in a queue.
+//! - Past that, up to [`OVERFLOW_CONNECTIONS`] more are accepted only to be told so (after
+//!   [`CLOSING_GRACE`] at most, in case a permit comes back meanwhile): one 429 JSON answer
+//!   with `Connection: close` and `Retry-After`, so a client (or nginx, to another replica)
+//!   learns at once to come back, instead of hanging in a queue.
 //! - Past both, new connections wait in the kernel's accept queue until one closes: a flood
 //!   costs no task, buffer or file descriptor.
 //! - A connection that takes longer than [`Limits::header_timeout`] to send a request's
@@ -13,9 +14,16 @@
 //!   slow-header (slowloris) and idle clients cannot hold connections.
 //! - On shutdown, accepting stops, idle connections close, and requests in flight are let
 //!   finish for up to [`Limits::request_timeout`] plus [`Limits::drain_grace`] ([`DRAIN_GRACE`]).
+//!
+//! The accepted connections are served on [`Workers`]: for `svcdir-search` one
+//! current-thread runtime per core, each connection on the one with the fewest open (issue
+//! 24: the multi-threaded runtime's wake-ups between its threads were a sixth of the
+//! server's time under load). The limits stay in the one accept loop, so they hold for
+//! the whole process.
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -25,14 +33,19 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, mpsc};
 
 use super::Limits;
 use crate::api::ApiError;
 
 /// Connections past [`Limits::max_connections`] that are still accepted, to be answered 429.
 pub const OVERFLOW_CONNECTIONS: usize = 256;
+
+/// How long a connection past [`Limits::max_connections`] waits for a permit before it is
+/// answered 429: long enough for a connection closed at the same time on another worker
+/// runtime to give its permit back.
+const CLOSING_GRACE: Duration = Duration::from_millis(100);
 
 /// The default of [`Limits::drain_grace`]: time added to [`Limits::request_timeout`] for the
 /// requests in flight at shutdown to be written out to slow readers.
@@ -45,6 +58,7 @@ pub(crate) async fn serve_connections(
     router: Router,
     rejection: Router,
     limits: Limits,
+    workers: &Workers,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let normal = Arc::new(Semaphore::new(limits.max_connections.max(1)));
@@ -67,16 +81,22 @@ pub(crate) async fn serve_connections(
         };
         // Small responses on kept-alive connections: send them now, not after a delayed ACK.
         let _ = stream.set_nodelay(true);
-        let io = TokioIo::new(stream);
-        let (service, permit) = match normal.clone().try_acquire_owned() {
-            Ok(permit) => (router.clone(), Some(permit)),
-            Err(_) => (rejection.clone(), None),
-        };
-        let connection = graceful.watch(builder.serve_connection(io, TowerToHyperService::new(service)));
-        tokio::spawn(async move {
+        // Taken here, in the order of the accepts.
+        let permit = normal.clone().try_acquire_owned().ok();
+        let (normal, router, rejection) = (normal.clone(), router.clone(), rejection.clone());
+        let (watcher, builder) = (graceful.watcher(), builder.clone());
+        workers.serve(stream, move |stream| async move {
+            // A connection that has just closed on another worker gives its permit back a
+            // moment later: that moment is waited for before this one is told no.
+            let permit = match permit {
+                Some(permit) => Some(permit),
+                None => tokio::time::timeout(CLOSING_GRACE, normal.acquire_owned()).await.ok().and_then(Result::ok),
+            };
+            let service = if permit.is_some() { router } else { rejection };
+            let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
             // Errors here are the client's (reset, header timeout, bad request line); hyper
             // has already answered what could be answered.
-            let _ = connection.await;
+            let _ = watcher.watch(connection).await;
             drop((permit, slot));
         });
     }
@@ -93,6 +113,85 @@ pub(crate) async fn serve_connections(
         tracing::warn!("connections still open {} ms after shutdown began; closing them", drain.as_millis());
     }
     Ok(())
+}
+
+/// Where accepted connections are served: on the accepting runtime ([`Workers::none`]), or
+/// on current-thread runtimes of their own ([`Workers::per_core`]).
+#[derive(Debug, Default)]
+pub struct Workers {
+    lanes: Vec<Lane>,
+}
+
+/// One worker runtime: where its connections are sent, and how many it has open.
+#[derive(Debug)]
+struct Lane {
+    jobs: mpsc::UnboundedSender<Job>,
+    open: Arc<AtomicUsize>,
+}
+
+/// A connection handed to a worker, started on its runtime.
+type Job = Box<dyn FnOnce() + Send>;
+
+impl Workers {
+    /// Connections served on the runtime that accepts them.
+    pub fn none() -> Workers {
+        Workers::default()
+    }
+
+    /// One current-thread runtime per core (`available_parallelism`), each on a thread of
+    /// its own that ends once the `Workers` are dropped and its connections are done.
+    pub fn per_core() -> std::io::Result<Workers> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let lanes = (0..cores)
+            .map(|n| {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                let (jobs, mut queue) = mpsc::unbounded_channel::<Job>();
+                std::thread::Builder::new().name(format!("svcdir-conn-{n}")).spawn(move || {
+                    runtime.block_on(async move {
+                        while let Some(job) = queue.recv().await {
+                            job();
+                        }
+                    });
+                    // Dropping the runtime here cancels what is left: only connections past
+                    // the drain's time limit, which the accept loop has given up on.
+                })?;
+                Ok(Lane { jobs, open: Arc::default() })
+            })
+            .collect::<std::io::Result<Vec<Lane>>>()?;
+        Ok(Workers { lanes })
+    }
+
+    /// Runs `serve(stream)` on the worker with the fewest open connections (or here).
+    fn serve<F, Fut>(&self, stream: TcpStream, serve: F)
+    where
+        F: FnOnce(TcpStream) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let Some(lane) = self.lanes.iter().min_by_key(|lane| lane.open.load(Ordering::Relaxed)) else {
+            tokio::spawn(serve(stream));
+            return;
+        };
+        // Out of this runtime's reactor, into the worker's (it stays non-blocking).
+        let Ok(stream) = stream.into_std() else { return };
+        let open = lane.open.clone();
+        open.fetch_add(1, Ordering::Relaxed);
+        let job: Job = Box::new(move || match TcpStream::from_std(stream) {
+            Ok(stream) => {
+                tokio::spawn(async move {
+                    serve(stream).await;
+                    open.fetch_sub(1, Ordering::Relaxed);
+                });
+            }
+            Err(_) => {
+                open.fetch_sub(1, Ordering::Relaxed);
+            }
+        });
+        // A worker only stops once the `Workers` are dropped; a failed send drops the job,
+        // closing the connection and giving back its permits.
+        if lane.jobs.send(job).is_err() {
+            lane.open.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The answer on a connection past [`Limits::max_connections`]: 429 JSON, then close.

@@ -3,18 +3,20 @@
 //!
 //! Every request is one event of target `ACCESS_TARGET` (method, path, query, status,
 //! duration, bytes); start-up, reload and shutdown are events of the binaries. [`init`]
-//! installs the subscriber once per process. Its writer is `tracing-appender`'s non-blocking
-//! one in lossy mode: a request only queues its line, and when the queue is full (a log
-//! reader that cannot keep up) the line is dropped instead of making the request wait. The
-//! writer thread ignores write errors (`QuietStderr`): `eprintln!` panics when stderr
-//! cannot be written (a full disk under a redirected log, a closed pipe), and a lost log
-//! line must never cost an answer.
+//! installs the subscriber once per process. Its writer ([`Gathered`]) only appends a
+//! request's line to a shared buffer, and when that is full (a log reader that cannot keep
+//! up) the line is dropped instead of making the request wait. A writer thread wakes when
+//! the buffer stops being empty, lets lines gather for [`GATHER`], and writes them out in
+//! one go: under load one wake-up per few hundred lines, not one per line (issue 24: the
+//! wake-ups of `tracing-appender`'s channel cost more than the writing). It ignores write
+//! errors (`QuietStderr`): `eprintln!` panics when stderr cannot be written (a full disk
+//! under a redirected log, a closed pipe), and a lost log line must never cost an answer.
 
 use std::io::{IsTerminal as _, Write};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
-use tracing_appender::non_blocking::{NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
@@ -26,12 +28,15 @@ pub(crate) const ACCESS_TARGET: &str = "svcdir::access";
 /// Filter used when `RUST_LOG` is unset or empty.
 pub(crate) const DEFAULT_FILTER: &str = "info";
 
-/// Lines waiting for the writer thread; past that they are dropped (about 10 MB at most).
-const QUEUED_LINES: usize = 32 * 1024;
+/// Bytes of lines waiting for the writer thread; past that new lines are dropped.
+const QUEUED_BYTES: usize = 8 << 20;
 
-/// Bytes of log lines gathered into one write to stderr (whole lines only: a buffer is
-/// written out before a line that would not fit in it).
-const WRITE_BUFFER: usize = 64 * 1024;
+/// How long the writer thread lets lines gather after the first one before writing them:
+/// what a line may be late by.
+pub const GATHER: Duration = Duration::from_millis(5);
+
+/// Time the lines still queued at exit are given to be written.
+const FLUSH_AT_EXIT: Duration = Duration::from_secs(1);
 
 /// How log lines are written (`--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -61,7 +66,106 @@ impl LogFormat {
 /// at most a second). Hold it until the process ends.
 #[must_use = "dropping the guard stops the log writer"]
 pub struct LogGuard {
-    _worker: Option<WorkerGuard>,
+    gathered: Option<Gathered>,
+}
+
+impl Drop for LogGuard {
+    fn drop(&mut self) {
+        let Some(gathered) = self.gathered.take() else { return };
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        {
+            let mut queue = gathered.lock();
+            queue.closing = Some(done);
+        }
+        gathered.shared.ready.notify_one();
+        let _ = finished.recv_timeout(FLUSH_AT_EXIT);
+    }
+}
+
+/// The log's writer (a `MakeWriter`): each line appended whole to the queue the writer
+/// thread empties.
+#[derive(Clone)]
+pub struct Gathered {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    lines: Vec<u8>,
+    /// Set by [`LogGuard`]'s drop: write what is left, then say so here and stop.
+    closing: Option<std::sync::mpsc::Sender<()>>,
+}
+
+impl Gathered {
+    /// The queue and its writer thread, which writes to `out`.
+    fn start(mut out: impl Write + Send + 'static) -> std::io::Result<Gathered> {
+        let shared = Arc::new(Shared { queue: Mutex::default(), ready: Condvar::new() });
+        let gathered = Gathered { shared: shared.clone() };
+        std::thread::Builder::new().name("svcdir-log".into()).spawn(move || {
+            let mut lines = Vec::new();
+            loop {
+                let closing = {
+                    let mut queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+                    while queue.lines.is_empty() && queue.closing.is_none() {
+                        queue = shared.ready.wait(queue).unwrap_or_else(PoisonError::into_inner);
+                    }
+                    if queue.closing.is_none() {
+                        // Deliberate: the lines of the next few milliseconds join this write.
+                        drop(queue);
+                        std::thread::sleep(GATHER);
+                        queue = shared.queue.lock().unwrap_or_else(PoisonError::into_inner);
+                    }
+                    std::mem::swap(&mut lines, &mut queue.lines);
+                    queue.closing.take()
+                };
+                let _ = out.write_all(&lines);
+                let _ = out.flush();
+                lines.clear();
+                if let Some(done) = closing {
+                    let _ = done.send(());
+                    return;
+                }
+            }
+        })?;
+        Ok(gathered)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Write for Gathered {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut queue = self.lock();
+        // Full: the line is lost rather than the request held up.
+        if queue.lines.len() + buf.len() <= QUEUED_BYTES {
+            let was_empty = queue.lines.is_empty();
+            queue.lines.extend_from_slice(buf);
+            drop(queue);
+            if was_empty {
+                self.shared.ready.notify_one();
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Gathered {
+    type Writer = Gathered;
+
+    fn make_writer(&'a self) -> Gathered {
+        self.clone()
+    }
 }
 
 /// Installs the process's log subscriber: `format` ([`LogFormat::resolve`]d), filtered by
@@ -78,23 +182,27 @@ pub fn init(format: LogFormat) -> LogGuard {
         },
         _ => (None, default_filter()),
     };
-    // The writer thread writes every queued line, then flushes: buffered, a busy server's
-    // lines go out many to a write(2) instead of one each (one system call per request cost
-    // 10 to 15 % of the throughput on 2 cores); an idle one's still go out at once.
-    let stderr = std::io::BufWriter::with_capacity(WRITE_BUFFER, QuietStderr);
-    let (writer, worker) = NonBlockingBuilder::default().lossy(true).buffered_lines_limit(QUEUED_LINES).finish(stderr);
-    let builder = tracing_subscriber::fmt().with_writer(writer);
+    // The writer thread writes the queued lines in one go: a busy server's lines go out many
+    // to a write(2) instead of one each (one system call per request cost 10 to 15 % of the
+    // throughput on 2 cores); an idle one's within `GATHER`.
+    let Ok(writer) = Gathered::start(QuietStderr) else {
+        eprintln!("svcdir: cannot start the log's writer thread; no log");
+        return LogGuard { gathered: None };
+    };
+    let builder = tracing_subscriber::fmt().with_writer(writer.clone());
     let installed = match format.resolve() {
         LogFormat::Json => builder.json().flatten_event(true).finish().with(filter).try_init(),
         _ => builder.with_ansi(std::io::stderr().is_terminal()).finish().with(filter).try_init(),
     };
     if installed.is_err() {
-        return LogGuard { _worker: None };
+        // Another subscriber was first: this writer's thread is stopped at once.
+        drop(LogGuard { gathered: Some(writer) });
+        return LogGuard { gathered: None };
     }
     if let Some(warning) = invalid {
         tracing::warn!("{warning}");
     }
-    LogGuard { _worker: Some(worker) }
+    LogGuard { gathered: Some(writer) }
 }
 
 /// A `RUST_LOG` value as `target=level` directives and a bare default level, comma

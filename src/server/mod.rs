@@ -112,7 +112,9 @@ pub fn layered_with(router: Router, limits: Limits) -> Router {
 
 /// Serves `state` with `limits` (`operated_app`, counting in `telemetry`) on `listener`
 /// until `shutdown` completes, then stops accepting and lets the requests in flight finish
-/// before returning (issue 6: SIGTERM drains).
+/// before returning (issue 6: SIGTERM drains). The connections are served on one
+/// current-thread runtime per core ([`connections::Workers::per_core`]); this runtime only
+/// accepts them.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<LiveState>,
@@ -120,7 +122,8 @@ pub async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve_router(listener, operated_app(state, telemetry, limits), limits, shutdown).await
+    let workers = connections::Workers::per_core()?;
+    serve_on(listener, operated_app(state, telemetry, limits), limits, &workers, shutdown).await
 }
 
 /// Serves any `router` (the local preview's) under the connection limits of
@@ -131,8 +134,19 @@ pub(crate) async fn serve_router(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_on(listener, router, limits, &connections::Workers::none(), shutdown).await
+}
+
+/// [`serve_router`] with the connections served on `workers`.
+async fn serve_on(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    limits: Limits,
+    workers: &connections::Workers,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let rejection = layered_with(Router::new().fallback(|| async { connections::too_many_connections() }), limits);
-    connections::serve_connections(listener, router, rejection, limits, shutdown).await
+    connections::serve_connections(listener, router, rejection, limits, workers, shutdown).await
 }
 
 /// Completes on Ctrl-C (SIGINT) or SIGTERM.

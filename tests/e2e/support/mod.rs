@@ -216,14 +216,30 @@ pub fn start_preview(build: Arc<Build>) -> Deployment {
     command.arg("serve").arg("--public").arg(&build.public).arg("--index").arg(&build.index);
     command.args(["--listen", "127.0.0.1:0"]);
     let process = Process::spawn_on_port_0("svcdir serve", command, build.dir().join(format!("serve-any-{n}.log")));
-    Deployment { kind: Kind::Preview, port: process.port, build, processes: vec![process], _prefix: None, s3: None, search_cache: None }
+    Deployment {
+        kind: Kind::Preview,
+        port: process.port,
+        build,
+        processes: vec![process],
+        _prefix: None,
+        s3: None,
+        search_cache: None,
+    }
 }
 
 /// Starts `svcdir serve` over `build` on `port` (for a build made for that port); the error
 /// says why it did not listen (for [`retry_port`]).
 pub fn start_preview_on(build: Arc<Build>, port: u16) -> Result<Deployment, String> {
     let process = preview_process(&build, port)?;
-    Ok(Deployment { kind: Kind::Preview, port, build, processes: vec![process], _prefix: None, s3: None, search_cache: None })
+    Ok(Deployment {
+        kind: Kind::Preview,
+        port,
+        build,
+        processes: vec![process],
+        _prefix: None,
+        s3: None,
+        search_cache: None,
+    })
 }
 
 fn preview_process(build: &Build, port: u16) -> Result<Process, String> {
@@ -353,5 +369,13 @@ pub fn start_worker(binary: &Path, s3: Arc<svcdir_testkit::s3::S3Server>, build:
         process
     });
     let port = worker.port;
-    Deployment { kind: Kind::Worker, port, build, processes: vec![worker, search], _prefix: dir, s3: Some(s3), search_cache: Some(cache) }
+    Deployment {
+        kind: Kind::Worker,
+        port,
+        build,
+        processes: vec![worker, search],
+        _prefix: dir,
+        s3: Some(s3),
+        search_cache: Some(cache),
+    }
 }

@@ -70,9 +70,8 @@ impl CacheService {
                     let Ok((stream, _)) = listener.accept().await else { continue };
                     let (counts, entries) = (shared.clone(), entries.clone());
                     tokio::spawn(async move {
-                        let service = hyper::service::service_fn(move |request| {
-                            handle(request, counts.clone(), entries.clone())
-                        });
+                        let service =
+                            hyper::service::service_fn(move |request| handle(request, counts.clone(), entries.clone()));
                         let _ = hyper::server::conn::http1::Builder::new()
                             .serve_connection(TokioIo::new(stream), service)
                             .await;
@@ -97,7 +96,11 @@ fn reply(status: StatusCode, cache_status: Option<&str>) -> Response<Full<Bytes>
     response.body(Full::new(Bytes::new())).expect("response")
 }
 
-async fn handle(request: Request<Incoming>, counts: Arc<CacheCounts>, entries: Entries) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn handle(
+    request: Request<Incoming>,
+    counts: Arc<CacheCounts>,
+    entries: Entries,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let key = request.uri().to_string();
     let method = request.method().clone();
     let body = request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
@@ -156,10 +159,13 @@ fn stored_header_map(headers: &[(String, Vec<u8>)]) -> hyper::HeaderMap {
     map
 }
 
+/// A stored response's status, headers and body.
+type Stored = (StatusCode, Vec<(String, Vec<u8>)>, Bytes);
+
 /// A response serialised as HTTP/1.1 (what workerd puts): its status, headers (without the
 /// framing ones) and body, read by httparse; `None` when it is not one. The body is framed
 /// by `Content-Length` or chunked.
-fn parse_stored(bytes: &[u8]) -> Option<(StatusCode, Vec<(String, Vec<u8>)>, Bytes)> {
+fn parse_stored(bytes: &[u8]) -> Option<Stored> {
     let mut slots = [httparse::EMPTY_HEADER; 64];
     let mut response = httparse::Response::new(&mut slots);
     let httparse::Status::Complete(head) = response.parse(bytes).ok()? else { return None };
