@@ -7,14 +7,15 @@
 #   cargo build --release --bin svcdir-search
 #   bash benches/html_view/run.sh 100000   # nothing else busy on the machine
 #
-# `SVCDIR_SEARCH=path` times another build of the server (e.g. a copy of the one before a change).
+# `SVCDIR_SEARCH=path` times another build of the server (e.g. a copy of the one before a change),
+# `SVCDIR_INDEX=path` another index of the same dataset (one of the format that build reads).
 # Needs wrk (Debian's `wrk`). Traffic goes to 127.0.0.1 only; the server is stopped at the end.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 size=${1:-100000}
 seconds=${SECONDS_EACH:-10}
 rounds=${ROUNDS:-3}
-index=target/bench-search/search-$size.idx
+index=${SVCDIR_INDEX:-target/bench-search/search-$size.idx}
 queries=target/bench-search/queries-$size.txt
 [ -f "$index" ] && [ -f "$queries" ] || { echo "no $index or $queries: run the search benchmark with SVCDIR_BENCH_KEEP=1 first" >&2; exit 1; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -40,8 +40,9 @@ impl std::ops::Deref for Backing {
     }
 }
 
-/// Renders every service's result as JSON: all the v4 ones, then all the v3 ones, with the
-/// offsets that cut them apart before them.
+/// Renders every service's result as JSON: all the v4 ones, then all the v3 ones, then the
+/// HTML view's fragments of these ([`super::markup`]), with the offsets that cut them apart
+/// before them.
 pub(super) fn render_results(dir: &Directory, publication: &Publication) -> Vec<u8> {
     let render = |ix: usize| -> Vec<u8> {
         let service = &dir.services[ix % dir.services.len()];
@@ -52,7 +53,9 @@ pub(super) fn render_results(dir: &Directory, publication: &Publication) -> Vec<
         };
         rendered.expect("a view serialises: plain strings, numbers and lists")
     };
-    let parts: Vec<Vec<u8>> = (0..2 * dir.services.len()).into_par_iter().map(render).collect();
+    let mut parts: Vec<Vec<u8>> = (0..2 * dir.services.len()).into_par_iter().map(render).collect();
+    let fragments = super::markup::fragments(&parts);
+    parts.extend(fragments);
     let table = 8 * (parts.len() + 1);
     let mut out = Vec::with_capacity(table + parts.iter().map(Vec::len).sum::<usize>());
     let mut offset = 0u64;
@@ -278,10 +281,10 @@ pub(super) fn check_core(core: &Core) -> Result<(), String> {
     core.text.check(services)
 }
 
-/// The rendered section: `2 × services + 1` ascending offsets from 0 to the length of the
+/// The rendered section: `4 × services + 1` ascending offsets from 0 to the length of the
 /// JSON after them.
 pub(super) fn check_rendered(rendered: &[u8], services: usize) -> Result<(), String> {
-    let table = 8 * (2 * services + 1);
+    let table = 8 * (super::markup::RENDERED_KINDS * services + 1);
     let Some(text_len) = rendered.len().checked_sub(table) else {
         return Err("the rendered results' table is cut short".into());
     };

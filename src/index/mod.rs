@@ -8,7 +8,7 @@
 //! same in memory (tests, benchmarks), and `svcdir-search` maps a file with
 //! [`SearchIndex::read`].
 //!
-//! # File format (version 4)
+//! # File format (version 5)
 //! A 48-byte header: `MAGIC` (8 bytes), the format version (`u32`), 4 zero bytes, the
 //! lengths of the two sections (`u64` each), the XXH3-64 checksum of everything after the
 //! header (`u64`) and 8 zero bytes; all little-endian. Then:
@@ -21,8 +21,9 @@
 //!    field, the locations' points, and the postcodes' districts and sectors as a second
 //!    table of the postcodes' shape;
 //! 2. the rendered results, read in place from a memory map and never decoded: the JSON of
-//!    every service as a v4 search result, then as a v3 one, and before them the
-//!    `2 × services + 1` byte offsets (`u64`) that cut them apart.
+//!    every service as a v4 search result, then as a v3 one, then the HTML view's fragment
+//!    of each (its markup and what the map reads, `markup.rs`), v4 then v3, and before them
+//!    the `4 × services + 1` byte offsets (`u64`) that cut them apart.
 //!
 //! The structures derived from the core (the R-tree, the radius grid, the service sets,
 //! `derive.rs`) are rebuilt on load. A file whose header, lengths or checksum do not hold,
@@ -34,6 +35,7 @@ mod csr;
 mod derive;
 mod file;
 pub(crate) mod grid;
+mod markup;
 pub(crate) mod packed;
 pub(crate) mod postcodes;
 pub(crate) mod published;
@@ -66,7 +68,7 @@ pub(crate) type LocationNo = u32;
 /// First bytes of every index file.
 pub(crate) const MAGIC: [u8; 8] = *b"SVCDIDX\0";
 /// Version of the encoding written after the magic bytes.
-pub(crate) const FORMAT_VERSION: u32 = 4;
+pub(crate) const FORMAT_VERSION: u32 = 5;
 /// Bytes before the core.
 pub(crate) const HEADER_LEN: usize = 48;
 
@@ -267,15 +269,7 @@ impl SearchIndex {
     /// (empty for an index out of range).
     pub fn rendered(&self, version: ApiVersion, ix: ServiceNo) -> &[u8] {
         let k = ix as usize + if version == ApiVersion::V3 { self.services } else { 0 };
-        let rendered = &self.file[self.rendered_at..];
-        let offset = |k: usize| -> usize {
-            rendered
-                .get(8 * k..8 * k + 8)
-                .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                .map_or(0, |b| u64::from_le_bytes(b) as usize)
-        };
-        let text = 8 * (2 * self.services + 1);
-        rendered.get(text + offset(k)..text + offset(k + 1)).unwrap_or(&[])
+        markup::part(&self.file[self.rendered_at..], self.services, k)
     }
 
     /// The encoded file.
@@ -369,7 +363,7 @@ mod tests {
         let bytes = index().to_bytes().unwrap();
         assert_eq!(
             (FORMAT_VERSION, crate::write::content_hash(&bytes).as_str()),
-            (4, "c9ce9ca0fb9534b4ce4b1497ec315ab2"),
+            (5, "26b32ad50b5a0916eb38409cb2838653"),
             "the index's bytes changed: if the stored shape changed (a field added, removed, \
              retyped or reordered in what `to_bytes` encodes), raise FORMAT_VERSION; then put \
              the new version and hash here",
@@ -405,15 +399,15 @@ mod tests {
         assert!(matches!(err(&bytes[..40]), IndexError::Corrupt { .. }));
         let mut future = bytes.clone();
         future[8] = 9;
-        assert!(matches!(err(&future), IndexError::UnsupportedVersion { found: 9, supported: 4, .. }));
+        assert!(matches!(err(&future), IndexError::UnsupportedVersion { found: 9, supported: 5, .. }));
         // Files of earlier versions (1: postcard only; 2: a record per service and postcode;
-        // 3: no districts and sectors) are refused by their version.
-        for version in [1u32, 2, 3] {
+        // 3: no districts and sectors; 4: no HTML fragments) are refused by their version.
+        for version in [1u32, 2, 3, 4] {
             let mut old = MAGIC.to_vec();
             old.extend_from_slice(&version.to_le_bytes());
             old.extend_from_slice(&[0; 100]);
             assert!(
-                matches!(err(&old), IndexError::UnsupportedVersion { found, supported: 4, .. } if found == version)
+                matches!(err(&old), IndexError::UnsupportedVersion { found, supported: 5, .. } if found == version)
             );
         }
         for cut in [HEADER_LEN, HEADER_LEN + 1, bytes.len() / 2, bytes.len() - 1] {

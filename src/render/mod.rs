@@ -280,7 +280,7 @@ pub(crate) struct Links {
 /// than the rest of a file), and its body's markup, read from that JSON text.
 pub(crate) struct Rendered {
     json: Vec<u8>,
-    markup: minijinja::Value,
+    markup: String,
     links: Links,
 }
 
@@ -291,7 +291,7 @@ impl Rendered {
         let json = json_bytes(folder, body)?;
         let markup = crate::api::html::body_html_from_json(&json)
             .map_err(|source| RenderError::Html { path: folder.to_owned(), source: source.into() })?;
-        Ok(Rendered { json, markup: minijinja::Value::from_safe_string(markup), links })
+        Ok(Rendered { json, markup, links })
     }
 
     /// `index.json` and `index.html` of `folder`, the HTML view showing the request as
@@ -310,7 +310,7 @@ impl Rendered {
             status: 200,
             headers: crate::api::headers::json_headers(),
             body: Body::Markup {
-                html: self.markup.clone(),
+                html: self.markup.as_str().into(),
                 next: self.links.next.clone(),
                 previous: self.links.previous.clone(),
             },

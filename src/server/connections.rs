@@ -4,7 +4,7 @@
 //!
 //! - Up to [`Limits::max_connections`] connections are served normally.
 //! - Past that, up to [`OVERFLOW_CONNECTIONS`] more are accepted only to be told so (after
-//!   [`CLOSING_GRACE`] at most, in case a permit comes back meanwhile): one 429 JSON answer
+//!   `CLOSING_GRACE` at most, in case a permit comes back meanwhile): one 429 JSON answer
 //!   with `Connection: close` and `Retry-After`, so a client (or nginx, to another replica)
 //!   learns at once to come back, instead of hanging in a queue.
 //! - Past both, new connections wait in the kernel's accept queue until one closes: a flood

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::state::{AppState, LiveState};
 use crate::api::ApiError;
 use crate::api::headers::{HTML, JSON};
-use crate::api::html::{Extras, HtmlView, render_html};
+use crate::api::html::{Body, Extras, HtmlView, PageResult, ResultFragment, ResultsMarkup, render_html_bytes};
 use crate::api::negotiate::{self, Format};
 use crate::api::routing::{V3_PATH, V4_PATH};
 use crate::model::Point;
@@ -138,10 +138,13 @@ fn search_response(
         Err(error) => return with_error_headers(&error, respond(format, error.status(), &error.body(), &target)),
     };
     let (next, previous) = links(&state.publication().base_url, path, &query, &page);
-    if format == Format::Html {
+    let index = state.index();
+    // The HTML view copies each result's markup stored in the index beside its JSON, when
+    // every result of the page has one with what its map reads; else it walks the JSON.
+    let stored = if format == Format::Html { stored_fragments(index, version, &page) } else { None };
+    if format == Format::Html && stored.is_none() {
         target.links = Some((next.clone(), previous.clone()));
     }
-    let index = state.index();
     let size = page.hits.iter().map(|hit| index.rendered(version, hit.service).len() + 1).sum::<usize>();
     let mut body = Vec::with_capacity(size + 1024);
     // The envelope written field by field as serde writes `PagedEnvelope` (v4) and the v3
@@ -165,6 +168,12 @@ fn search_response(
     body.extend_from_slice(b",\"previous\":");
     write_json(&mut body, &previous);
     body.extend_from_slice(format!(",\"{list}\":[").as_bytes());
+    if let Some((items, results)) = stored {
+        // The envelope with its list left empty: the results' markup goes there.
+        body.extend_from_slice(b"]}");
+        let Some(markup) = ResultsMarkup::of(&body, items) else { return ApiError::Internal.into_response() };
+        return html_answer(StatusCode::OK, Body::Results { markup, next, previous }, &body, Some(results), &target);
+    }
     for (n, hit) in page.hits.iter().enumerate() {
         if n > 0 {
             body.push(b',');
@@ -174,6 +183,24 @@ fn search_response(
     body.extend_from_slice(b"]}");
     target.size_hint = body.len();
     respond_encoded(format, StatusCode::OK, body, &target)
+}
+
+/// The stored markup of each result of `page`, with its name and locations for the map
+/// (`ResultFragment`); None for an empty page, or when a result has none.
+#[allow(clippy::type_complexity)]
+fn stored_fragments<'i>(
+    index: &'i crate::index::SearchIndex,
+    version: ApiVersion,
+    page: &ResultPage,
+) -> Option<(Vec<&'i [u8]>, Vec<PageResult<'i>>)> {
+    if page.hits.is_empty() {
+        return None;
+    }
+    let fragments = page.hits.iter().map(|hit| ResultFragment::decode(index.rendered_html(version, hit.service)));
+    fragments
+        .map(|fragment| fragment.and_then(|f| Some((f.markup, f.result?))))
+        .collect::<Option<Vec<_>>>()
+        .map(|pairs| pairs.into_iter().unzip())
 }
 
 /// Appends `value` as JSON (an `Option<String>` cannot fail to serialise).
@@ -213,48 +240,59 @@ fn respond_encoded(format: Format, status: StatusCode, bytes: Vec<u8>, target: &
     match format {
         Format::Json => (status, [(header::CONTENT_TYPE, JSON)], bytes).into_response(),
         Format::Html => {
-            let request = target.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/").to_owned();
-            let qs = target.query.encode_with("format", Some(("format", "json")));
-            let json_url = format!("{}?{qs}", target.uri.path());
             let value;
             // A page of results: its markup and what its map reads, in one walk of the text.
-            let mut results = None;
-            let mut view = match &target.links {
-                Some(links) => {
+            let (body, results) = match &target.links {
+                Some((next, previous)) => {
                     let Ok((markup, read)) = crate::api::html::page_html_from_json(&bytes) else {
                         return ApiError::Internal.into_response();
                     };
-                    results = read;
-                    HtmlView::of_markup(target.title, request, status.as_u16(), markup, links.clone(), json_url)
+                    (Body::Markup { html: markup.into(), next: next.clone(), previous: previous.clone() }, read)
                 }
                 None => {
                     let Ok(parsed) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
                         return ApiError::Internal.into_response();
                     };
                     value = parsed;
-                    HtmlView::of_json(target.title, request, status.as_u16(), &value, json_url)
+                    (Body::Value(&value), None)
                 }
             };
-            if let Some(search) = &target.search {
-                let errors = match &view.body {
-                    crate::api::html::Body::Value(value) if status == StatusCode::BAD_REQUEST => Some(*value),
-                    _ => None,
-                };
-                match search_extras(search, target.query, status, errors, &bytes, results) {
-                    Ok(extras) => view.extras = extras,
-                    Err(err) => {
-                        tracing::error!(error = %err, "the search form failed; answered 500");
-                        return ApiError::Internal.into_response();
-                    }
-                }
+            html_answer(status, body, &bytes, results, target)
+        }
+    }
+}
+
+/// The HTML view of an answer whose JSON is `json` and whose body is shown as `body`, with
+/// the form and map of a search (`results`: what the map reads, if already read).
+fn html_answer(
+    status: StatusCode,
+    body: Body<'_>,
+    json: &[u8],
+    results: Option<Vec<PageResult<'_>>>,
+    target: &Target<'_>,
+) -> Response {
+    let request = target.uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("/").to_owned();
+    let qs = target.query.encode_with("format", Some(("format", "json")));
+    let json_url = format!("{}?{qs}", target.uri.path());
+    let mut view = HtmlView::of_body(target.title, request, status.as_u16(), body, json_url);
+    if let Some(search) = &target.search {
+        let errors = match &view.body {
+            Body::Value(value) if status == StatusCode::BAD_REQUEST => Some(*value),
+            _ => None,
+        };
+        match search_extras(search, target.query, status, errors, json, results) {
+            Ok(extras) => view.extras = extras,
+            Err(err) => {
+                tracing::error!(error = %err, "the search form failed; answered 500");
+                return ApiError::Internal.into_response();
             }
-            match render_html(&view) {
-                Ok(html) => (status, [(header::CONTENT_TYPE, HTML)], html).into_response(),
-                Err(err) => {
-                    tracing::error!(error = %err, "the HTML view failed; answered 500");
-                    ApiError::Internal.into_response()
-                }
-            }
+        }
+    }
+    match render_html_bytes(&view) {
+        Ok(html) => (status, [(header::CONTENT_TYPE, HTML)], html).into_response(),
+        Err(err) => {
+            tracing::error!(error = %err, "the HTML view failed; answered 500");
+            ApiError::Internal.into_response()
         }
     }
 }
@@ -269,7 +307,7 @@ fn search_extras(
     status: StatusCode,
     errors: Option<&serde_json::Value>,
     json: &[u8],
-    results: Option<Vec<crate::api::html::PageResult<'_>>>,
+    results: Option<Vec<PageResult<'_>>>,
 ) -> Result<Extras, crate::api::html::HtmlError> {
     let form = SearchForm { version: search.version, query, errors, categories: search.categories }.render()?;
     let map = match search.from {
@@ -278,7 +316,7 @@ fn search_extras(
                 Some(results) => results,
                 None => {
                     let page: Located<'_> = serde_json::from_slice(json)?;
-                    let located = |r: LocatedResult<'_>| crate::api::html::PageResult {
+                    let located = |r: LocatedResult<'_>| PageResult {
                         locations: r.locations.iter().map(|l| (l.latitude, l.longitude)).collect(),
                         name: std::borrow::Cow::Owned(r.name.into_owned()),
                     };
