@@ -13,7 +13,7 @@ use crate::index::published::{self, Pointer};
 use crate::input::DataErrors;
 use crate::jobs::{ChangeRecord, Family as _, JobError, Jobs};
 use crate::render::RenderContext;
-use crate::write::{Counts, PublishSummary, Publisher, WriteError};
+use crate::write::{Counts, FileEntry, PublishSummary, Publisher, WriteError};
 
 /// What a build reports as it goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,14 +97,13 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     let started = Instant::now();
     let mut publisher = Publisher::open(&cfg.output)?;
     let fingerprint = fingerprint(cfg)?;
-    let file_hash = || std::fs::read(&cfg.index).map(|bytes| crate::write::content_hash(&bytes)).ok();
     // With --previous the change record continues another build's: always compared anew.
     // A FILE that is not the published index (a build stopped after the switch, before FILE
     // was replaced) makes it no no-op: the build runs and gives FILE the index.
     if let Some((published, published_index)) = publisher.published_fingerprint()
         && cfg.previous.is_none()
         && published == fingerprint
-        && file_hash().as_deref() == Some(published_index)
+        && holds_index(&cfg.index, &cfg.output, published_index)
     {
         // Same input, configuration and program: the published output is already this
         // build's output, byte for byte (and --index FILE has its index).
@@ -160,12 +159,15 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     let files = files + put_files(cfg, &publisher, &record.render(())?)?;
 
     // The index goes into the generation with its pointer, so the one switch of the link
-    // publishes files, index and pointer together.
+    // publishes files, index and pointer together. It is written to a file as it is made
+    // (at 100,000 services it is larger than the rest of the build's memory).
     progress(Progress::Stage("indexing"));
-    let index_bytes = crate::index::SearchIndex::encode_directory(&dir, &cfg.publication)?;
-    let index = crate::write::content_hash(&index_bytes);
-    let pointer = Pointer::to(&index, index_bytes.len() as u64);
-    publisher.put(&pointer.path, &index_bytes)?;
+    let scratch = publisher.scratch("index");
+    let (index_bytes, index) = write_index(&dir, cfg, &scratch).inspect_err(|_| {
+        let _ = std::fs::remove_file(&scratch);
+    })?;
+    let pointer = Pointer::to(&index, index_bytes);
+    let index_file = publisher.adopt(&pointer.path, &scratch, FileEntry { hash: index.clone(), size: index_bytes })?;
     publisher.put(published::POINTER, &pointer.to_bytes())?;
     let files = files + 2;
 
@@ -180,7 +182,7 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     // --index FILE gets the published index's bytes after the switch: a build stopped
     // between the two leaves FILE one build behind, which the next build repairs.
     crash_point(CrashPoint::BeforeIndexFile);
-    crate::write::replace_file(&cfg.index, &index_bytes)
+    crate::write::replace_file_with(&cfg.index, &index_file)
         .map_err(|source| crate::index::IndexError::Write { path: cfg.index.clone(), source })?;
     Ok(BuildSummary {
         services: dir.services.len(),
@@ -188,10 +190,34 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
         postcodes: dir.postcodes.postcodes.len(),
         files,
         publish,
-        index_bytes: index_bytes.len() as u64,
+        index_bytes,
         up_to_date: false,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Writes the search index of `dir` into a new file at `path`; its length and content hash.
+fn write_index(dir: &crate::model::Directory, cfg: &BuildConfig, path: &Path) -> Result<(u64, String), BuildError> {
+    let write = |source| crate::index::IndexError::Write { path: path.to_owned(), source };
+    let mut file = std::fs::File::options().read(true).write(true).create_new(true).open(path).map_err(write)?;
+    Ok(crate::index::SearchIndex::write_directory(dir, &cfg.publication, &mut file, path)?)
+}
+
+/// Whether the file at `path` is the published index `hash` of `output`: the tree's own
+/// file under another name (the hard link a build makes), else a file with its bytes,
+/// hashed as it is read (the index is the largest file of a build).
+fn holds_index(path: &Path, output: &Path, hash: &str) -> bool {
+    let in_tree = output.join(published::index_path(hash));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if let (Ok(a), Ok(b)) = (std::fs::metadata(path), std::fs::metadata(&in_tree))
+            && (a.dev(), a.ino()) == (b.dev(), b.ino())
+        {
+            return true;
+        }
+    }
+    crate::write::content_hash_of_file(path).is_ok_and(|h| h == hash)
 }
 
 /// Where a test may stop a build as `kill -9` would (`SVCDIR_TEST_CRASH_AT`).

@@ -2,6 +2,7 @@
 //! service, the core section, the rendered results, the header with its checksum, and the
 //! checks a file must pass before it is served.
 
+use std::io;
 use std::path::Path;
 
 use super::csr::Csr;
@@ -9,6 +10,7 @@ use super::postcodes::PostcodeTable;
 use super::stored::{Core, StoredPublication, StoredReference, StoredServices};
 use super::text::TextIndex;
 use super::{FORMAT_VERSION, HEADER_LEN, IndexError, LocationNo, MAGIC};
+use crate::api::html::ResultFragment;
 use crate::model::{AreaKind, Directory};
 use crate::views::Publication;
 use crate::views::v3::ServiceV3;
@@ -40,34 +42,77 @@ impl std::ops::Deref for Backing {
     }
 }
 
-/// Renders every service's result as JSON: all the v4 ones, then all the v3 ones, then the
-/// HTML view's fragments of these ([`super::markup`]), with the offsets that cut them apart
-/// before them.
+/// Services rendered at a time while the index is written: enough to keep every core busy,
+/// few enough that a chunk's parts are a few megabytes (the whole section is the index's
+/// bulk, 0.8 GB at 100,000 services, and is never held in memory).
+const SERVICES_PER_CHUNK: usize = 4096;
+
+/// Writes the rendered section at `start` of `out`: the offsets that cut the parts apart,
+/// then the parts themselves, in [`super::markup`]'s order (every service's result as v4
+/// JSON, then as v3 JSON, then the HTML view's fragments of these). The parts are rendered a
+/// chunk of services at a time and written as they come; the fragments are made from the
+/// JSON parts read back from `out`. Returns the section's length.
+pub(super) fn write_rendered<F>(dir: &Directory, publication: &Publication, out: &mut F, start: u64) -> io::Result<u64>
+where
+    F: io::Read + io::Write + io::Seek,
+{
+    let n = dir.services.len();
+    let parts = super::markup::RENDERED_KINDS * n;
+    let text_at = start + 8 * (parts as u64 + 1);
+    // offsets[k]..offsets[k + 1]: part k within the text.
+    let mut offsets: Vec<u64> = Vec::with_capacity(parts + 1);
+    offsets.push(0);
+    out.seek(io::SeekFrom::Start(text_at))?;
+    for kind in 0..super::markup::RENDERED_KINDS {
+        for first in (0..n).step_by(SERVICES_PER_CHUNK) {
+            let services = first..(first + SERVICES_PER_CHUNK).min(n);
+            let chunk: Vec<Vec<u8>> = match kind {
+                0 => services.into_par_iter().map(|ix| json_v4(dir, publication, ix)).collect(),
+                1 => services.into_par_iter().map(|ix| json_v3(dir, ix)).collect(),
+                _ => {
+                    // The JSON parts of the same services, `2 * n` parts back.
+                    let (from, to) = ((kind - 2) * n + services.start, (kind - 2) * n + services.end);
+                    let mut json = vec![0; (offsets[to] - offsets[from]) as usize];
+                    out.seek(io::SeekFrom::Start(text_at + offsets[from]))?;
+                    out.read_exact(&mut json)?;
+                    out.seek(io::SeekFrom::Start(text_at + offsets[offsets.len() - 1]))?;
+                    let at = |k: usize| (offsets[k] - offsets[from]) as usize;
+                    (from..to).into_par_iter().map(|k| ResultFragment::encode(&json[at(k)..at(k + 1)])).collect()
+                }
+            };
+            // One write a chunk: the parts joined.
+            let mut joined = Vec::with_capacity(chunk.iter().map(Vec::len).sum());
+            for part in chunk {
+                joined.extend_from_slice(&part);
+                offsets.push(offsets[offsets.len() - 1] + part.len() as u64);
+            }
+            out.write_all(&joined)?;
+        }
+    }
+    out.seek(io::SeekFrom::Start(start))?;
+    let table: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+    out.write_all(&table)?;
+    Ok(text_at - start + offsets[offsets.len() - 1])
+}
+
+/// Service `ix`'s result as v4 JSON.
+fn json_v4(dir: &Directory, publication: &Publication, ix: usize) -> Vec<u8> {
+    serde_json::to_vec(&ServiceView::new(dir, publication, &dir.services[ix], ServiceContext::List))
+        .expect("a view serialises: plain strings, numbers and lists")
+}
+
+/// Service `ix`'s result as v3 JSON.
+fn json_v3(dir: &Directory, ix: usize) -> Vec<u8> {
+    serde_json::to_vec(&ServiceV3::new(dir, &dir.services[ix]))
+        .expect("a view serialises: plain strings, numbers and lists")
+}
+
+/// The rendered section alone, in memory ([`write_rendered`]).
+#[cfg(test)]
 pub(super) fn render_results(dir: &Directory, publication: &Publication) -> Vec<u8> {
-    let render = |ix: usize| -> Vec<u8> {
-        let service = &dir.services[ix % dir.services.len()];
-        let rendered = if ix < dir.services.len() {
-            serde_json::to_vec(&ServiceView::new(dir, publication, service, ServiceContext::List))
-        } else {
-            serde_json::to_vec(&ServiceV3::new(dir, service))
-        };
-        rendered.expect("a view serialises: plain strings, numbers and lists")
-    };
-    let mut parts: Vec<Vec<u8>> = (0..2 * dir.services.len()).into_par_iter().map(render).collect();
-    let fragments = super::markup::fragments(&parts);
-    parts.extend(fragments);
-    let table = 8 * (parts.len() + 1);
-    let mut out = Vec::with_capacity(table + parts.iter().map(Vec::len).sum::<usize>());
-    let mut offset = 0u64;
-    out.extend_from_slice(&offset.to_le_bytes());
-    for part in &parts {
-        offset += part.len() as u64;
-        out.extend_from_slice(&offset.to_le_bytes());
-    }
-    for part in parts {
-        out.extend_from_slice(&part);
-    }
-    out
+    let mut out = io::Cursor::new(Vec::new());
+    write_rendered(dir, publication, &mut out, 0).expect("writing into memory does not fail");
+    out.into_inner()
 }
 
 /// The core of a directory.
@@ -98,22 +143,61 @@ pub(super) fn core_of(dir: &Directory, publication: &Publication) -> Core {
     }
 }
 
-/// The whole file of a directory's index.
+/// The whole file of a directory's index, in memory.
 pub(super) fn encode(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexError> {
     let core = postcard::to_allocvec(&core_of(dir, publication))?;
-    Ok(file_bytes(&core, &render_results(dir, publication)))
+    let mut out = io::Cursor::new(Vec::new());
+    write_index(&core, dir, publication, &mut out).expect("writing into memory does not fail");
+    Ok(out.into_inner())
+}
+
+/// Writes the index file of an encoded core and a directory's rendered results into `out`
+/// (from its start): the rendered section first, as it is made, then the header and the
+/// core before it, then the header's checksum, read back over the body. Returns the file's
+/// length.
+pub(super) fn write_index<F>(core: &[u8], dir: &Directory, publication: &Publication, out: &mut F) -> io::Result<u64>
+where
+    F: io::Read + io::Write + io::Seek,
+{
+    let body_at = HEADER_LEN as u64;
+    let rendered_len = write_rendered(dir, publication, out, body_at + core.len() as u64)?;
+    out.seek(io::SeekFrom::Start(0))?;
+    out.write_all(&header(core.len(), rendered_len, 0))?;
+    out.write_all(core)?;
+    out.seek(io::SeekFrom::Start(body_at))?;
+    let body_len = core.len() as u64 + rendered_len;
+    let mut hash = xxhash_rust::xxh3::Xxh3::new();
+    let mut buffer = vec![0; CHUNK.min(body_len as usize)];
+    let mut left = body_len;
+    while left > 0 {
+        let chunk = &mut buffer[..CHUNK.min(left as usize)];
+        out.read_exact(chunk)?;
+        hash.update(chunk);
+        left -= chunk.len() as u64;
+    }
+    out.seek(io::SeekFrom::Start(0))?;
+    out.write_all(&header(core.len(), rendered_len, hash.digest()))?;
+    out.flush()?;
+    Ok(body_at + body_len)
+}
+
+/// The file's header: magic bytes, format version, the two sections' lengths, the checksum.
+fn header(core_len: usize, rendered_len: u64, checksum: u64) -> [u8; HEADER_LEN] {
+    let mut header = [0; HEADER_LEN];
+    header[..8].copy_from_slice(&MAGIC);
+    header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header[16..24].copy_from_slice(&(core_len as u64).to_le_bytes());
+    header[24..32].copy_from_slice(&rendered_len.to_le_bytes());
+    header[32..40].copy_from_slice(&checksum.to_le_bytes());
+    header
 }
 
 /// A file of an encoded core and a rendered section: the header (with its checksum), then
 /// the two sections.
+#[cfg(test)]
 pub(super) fn file_bytes(core: &[u8], rendered: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(HEADER_LEN + core.len() + rendered.len());
-    bytes.extend_from_slice(&MAGIC);
-    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    bytes.extend_from_slice(&[0; 4]);
-    bytes.extend_from_slice(&(core.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&(rendered.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&[0; 16]);
+    bytes.extend_from_slice(&header(core.len(), rendered.len() as u64, 0));
     bytes.extend_from_slice(core);
     bytes.extend_from_slice(rendered);
     let checksum = checksum(&bytes[HEADER_LEN..]);
@@ -122,6 +206,7 @@ pub(super) fn file_bytes(core: &[u8], rendered: &[u8]) -> Vec<u8> {
 }
 
 /// XXH3-64 of the body: the header's checksum.
+#[cfg(test)]
 pub(super) fn checksum(body: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(body)
 }

@@ -5,19 +5,11 @@
 //! The rendered section holds `RENDERED_KINDS × services` parts: the v4 JSON of every
 //! service, then the v3 JSON, then the fragment of each v4 result, then of each v3 one.
 
-use rayon::prelude::*;
-
 use super::{SearchIndex, ServiceNo};
-use crate::api::html::ResultFragment;
 use crate::api::query::ApiVersion;
 
 /// Parts per service in the rendered section: v4 and v3 JSON, v4 and v3 fragments.
 pub(super) const RENDERED_KINDS: usize = 4;
-
-/// The fragments of rendered JSON `parts` (the v4 results, then the v3 ones), in the same order.
-pub(super) fn fragments(parts: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    parts.par_iter().map(|json| ResultFragment::encode(json)).collect()
-}
 
 /// Part `k` of the rendered section `rendered` of an index of `services` services (empty
 /// out of range).

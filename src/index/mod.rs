@@ -277,10 +277,21 @@ impl SearchIndex {
         Ok(self.file.to_vec())
     }
 
-    /// Encodes the index file of a directory straight from the borrowed model, without
-    /// building the query structures: what `svcdir build` does.
-    pub(crate) fn encode_directory(dir: &Directory, publication: &Publication) -> Result<Vec<u8>, IndexError> {
-        encode(dir, publication)
+    /// Writes the index file of a directory into `file` (empty, open for reading and
+    /// writing) straight from the borrowed model, without building the query structures and
+    /// without holding the file in memory: what `svcdir build` does. Returns the file's
+    /// length and its [`crate::write::content_hash`]; `path` only names the file in errors.
+    pub(crate) fn write_directory(
+        dir: &Directory,
+        publication: &Publication,
+        file: &mut std::fs::File,
+        path: &Path,
+    ) -> Result<(u64, String), IndexError> {
+        let core = postcard::to_allocvec(&file::core_of(dir, publication))?;
+        let write = |source| IndexError::Write { path: path.to_path_buf(), source };
+        let len = file::write_index(&core, dir, publication, file).map_err(write)?;
+        let sums = Sums::of_file(file, len as usize).map_err(write)?;
+        Ok((len, sums.content))
     }
 
     /// Decodes and checks an encoded index; `path` only names the source in errors.

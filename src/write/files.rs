@@ -175,6 +175,30 @@ pub(crate) fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<(), Wri
 /// are removed first.
 pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write as _;
+    replace_through_temporary(path, |temp| {
+        let mut file = fs::File::create(temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()
+    })
+}
+
+/// Replaces the file at `path` with the file at `from`, as [`replace_file`] does: a hard
+/// link to it where both are on one file system (no bytes copied: for a file that is never
+/// written again, only replaced or unlinked, as the tree's content-named index), else a
+/// synced copy.
+pub(crate) fn replace_file_with(path: &Path, from: &Path) -> io::Result<()> {
+    replace_through_temporary(path, |temp| {
+        if fs::hard_link(from, temp).is_ok() {
+            return Ok(());
+        }
+        fs::copy(from, temp)?;
+        fs::File::open(temp)?.sync_all()
+    })
+}
+
+/// Makes `path` anew: `make` fills the temporary sibling `.NAME.tmp-PID`, which is then
+/// renamed over `path` (and removed if anything fails).
+fn replace_through_temporary(path: &Path, make: impl FnOnce(&Path) -> io::Result<()>) -> io::Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -183,12 +207,8 @@ pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     remove_stale_temporaries(&parent, &name);
     let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut file = fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temp, path)
-    })();
+    let _ = fs::remove_file(&temp);
+    let result = make(&temp).and_then(|()| fs::rename(&temp, path));
     if result.is_err() {
         let _ = fs::remove_file(&temp);
     }

@@ -51,6 +51,13 @@ pub fn content_hash(bytes: &[u8]) -> String {
     format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
 }
 
+/// [`content_hash`] of a file's bytes, read a buffer at a time.
+pub(crate) fn content_hash_of_file(path: &Path) -> std::io::Result<String> {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    std::io::copy(&mut std::fs::File::open(path)?, &mut hasher)?;
+    Ok(format!("{:032x}", hasher.digest128()))
+}
+
 /// How many records a build published.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {

@@ -26,15 +26,15 @@ mod manifest;
 
 pub use files::NO_SYNC_ENV;
 use files::{
-    link_tree, point_link, remove_file_and_empty_parents, remove_tree, resolve, sync_dir, sync_generation,
-    write_creating_parents,
+    link_tree, point_link, remove_file_and_empty_parents, remove_stale_temporaries, remove_tree, resolve, sync_dir,
+    sync_generation, write_creating_parents,
 };
-pub(crate) use files::{replace_file, write_file_atomically};
+pub(crate) use files::{replace_file, replace_file_with, write_file_atomically};
 use lock::OutputLock;
 pub use manifest::{
     Counts, FileEntry, MANIFEST, Manifest, ManifestRoot, Totals, content_hash, is_manifest_path, shard_path,
 };
-pub(crate) use manifest::{Encoded, SHARDS, parse_shard, shard_prefix};
+pub(crate) use manifest::{Encoded, SHARDS, content_hash_of_file, parse_shard, shard_prefix};
 
 const GENERATIONS: [&str; 2] = ["a", "b"];
 
@@ -222,6 +222,36 @@ impl Publisher {
         self.bytes.fetch_add(entry.size, Ordering::Relaxed);
         self.new.lock().unwrap_or_else(|e| e.into_inner()).insert(rel.to_owned(), entry);
         Ok(unchanged)
+    }
+
+    /// Where to make a large file that is then [`Publisher::adopt`]ed (the search index):
+    /// beside the generations, on their file system, in none of them. What a killed build
+    /// left there is removed first.
+    pub(crate) fn scratch(&self, name: &str) -> PathBuf {
+        remove_stale_temporaries(&self.gens, name);
+        self.gens.join(format!(".{name}.tmp-{}", std::process::id()))
+    }
+
+    /// Puts the file made at `from` ([`Publisher::scratch`]) into the target generation as
+    /// `rel`, as [`Publisher::put`] puts bytes: moved there, unless the generation already
+    /// holds the same bytes (`entry`: their hash and size), in which case `from` is removed.
+    /// Returns the file's path in the target generation.
+    pub(crate) fn adopt(&self, rel: &str, from: &Path, entry: FileEntry) -> Result<PathBuf, WriteError> {
+        let path = resolve(&self.target, rel)?;
+        if self.held.files.get(rel) == Some(&entry) {
+            fs::remove_file(from).map_err(io_err("remove", from))?;
+        } else {
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(io_err("create", parent))?;
+            }
+            // A rename replaces the name, never writes through a hard link shared with the
+            // published generation.
+            fs::rename(from, &path).map_err(io_err("rename into", &path))?;
+            self.written.fetch_add(1, Ordering::Relaxed);
+        }
+        self.bytes.fetch_add(entry.size, Ordering::Relaxed);
+        self.new.lock().unwrap_or_else(|e| e.into_inner()).insert(rel.to_owned(), entry);
+        Ok(path)
     }
 
     /// The content hash of a file put by this build so far.
