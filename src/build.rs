@@ -103,7 +103,7 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
     if let Some((published, published_index)) = publisher.published_fingerprint()
         && cfg.previous.is_none()
         && published == fingerprint
-        && holds_index(&cfg.index, &cfg.output, published_index)
+        && holds_index(&cfg.index, published_index)
     {
         // Same input, configuration and program: the published output is already this
         // build's output, byte for byte (and --index FILE has its index).
@@ -160,7 +160,8 @@ pub fn build(cfg: &BuildConfig, progress: &(dyn Fn(Progress) + Sync)) -> Result<
 
     // The index goes into the generation with its pointer, so the one switch of the link
     // publishes files, index and pointer together. It is written to a file as it is made
-    // (at 100,000 services it is larger than the rest of the build's memory).
+    // (at 100,000 services it is larger than the rest of the build's memory), and copied
+    // to --index FILE after the switch.
     progress(Progress::Stage("indexing"));
     let scratch = publisher.scratch("index");
     let (index_bytes, index) = write_index(&dir, cfg, &scratch).inspect_err(|_| {
@@ -203,20 +204,9 @@ fn write_index(dir: &crate::model::Directory, cfg: &BuildConfig, path: &Path) ->
     Ok(crate::index::SearchIndex::write_directory(dir, &cfg.publication, &mut file, path)?)
 }
 
-/// Whether the file at `path` is the published index `hash` of `output`: the tree's own
-/// file under another name (the hard link a build makes), else a file with its bytes,
-/// hashed as it is read (the index is the largest file of a build).
-fn holds_index(path: &Path, output: &Path, hash: &str) -> bool {
-    let in_tree = output.join(published::index_path(hash));
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        if let (Ok(a), Ok(b)) = (std::fs::metadata(path), std::fs::metadata(&in_tree))
-            && (a.dev(), a.ino()) == (b.dev(), b.ino())
-        {
-            return true;
-        }
-    }
+/// Whether the file at `path` holds the published index `hash`, hashed as it is read (the
+/// index is the largest file of a build: not read into memory whole).
+fn holds_index(path: &Path, hash: &str) -> bool {
     crate::write::content_hash_of_file(path).is_ok_and(|h| h == hash)
 }
 

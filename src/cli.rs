@@ -171,9 +171,8 @@ pub struct BuildArgs {
     /// Output directory. Replaced as a whole, and only when the build succeeds.
     #[arg(long, value_name = "DIR", default_value = "public")]
     pub output: PathBuf,
-    /// Where to write the search index read by svcdir-search: the same file as the
-    /// output's `_search/<hash>.idx`, hard-linked when both are on one file system (else a
-    /// copy), replaced by each build, never written into.
+    /// Where to write the search index read by svcdir-search (a copy of the output's
+    /// `_search/<hash>.idx`, replaced by each build).
     #[arg(long, value_name = "FILE", default_value = "build/search.idx")]
     pub index: PathBuf,
     /// Public origin of the API, e.g. `https://directory.example.org`. Every absolute URL in

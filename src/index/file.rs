@@ -45,7 +45,7 @@ impl std::ops::Deref for Backing {
 /// Services rendered at a time while the index is written: enough to keep every core busy,
 /// few enough that a chunk's parts are a few megabytes (the whole section is the index's
 /// bulk, 0.8 GB at 100,000 services, and is never held in memory).
-const SERVICES_PER_CHUNK: usize = 4096;
+pub(super) const SERVICES_PER_CHUNK: usize = 4096;
 
 /// Writes the rendered section at `start` of `out`: the offsets that cut the parts apart,
 /// then the parts themselves, in [`super::markup`]'s order (every service's result as v4

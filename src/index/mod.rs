@@ -434,6 +434,27 @@ mod tests {
     }
 
     #[test]
+    fn the_file_written_chunk_by_chunk_is_the_index_built_in_memory() {
+        // More services than one chunk of the writer, so that fragments are read back
+        // across chunks.
+        let work = tempfile::tempdir().unwrap();
+        let input = work.path().join("input");
+        let services = file::SERVICES_PER_CHUNK + 600;
+        crate::sample::generate(&crate::sample::SampleConfig { services, seed: 3, out: input.clone() }).unwrap();
+        let dir = crate::validate::load_directory(&input).unwrap();
+        assert!(dir.services.len() > file::SERVICES_PER_CHUNK, "{} services", dir.services.len());
+        let publication = Publication::with_defaults("https://api.example.org".into(), "https://example.org".into());
+        let path = work.path().join("search.idx");
+        let mut file = std::fs::File::options().read(true).write(true).create_new(true).open(&path).unwrap();
+        let (len, hash) = SearchIndex::write_directory(&dir, &publication, &mut file, &path).unwrap();
+        let written = std::fs::read(&path).unwrap();
+        let built = SearchIndex::build(&dir, &publication).to_bytes().unwrap();
+        assert!(written == built, "the file differs from the index built in memory");
+        assert_eq!((len, hash), (built.len() as u64, crate::write::content_hash(&built)));
+        assert_eq!(SearchIndex::read(&path).unwrap().service_count(), dir.services.len());
+    }
+
+    #[test]
     fn any_flipped_byte_after_the_header_is_caught_by_the_checksum() {
         let bytes = index().to_bytes().unwrap();
         for at in (HEADER_LEN..bytes.len()).step_by(7) {

@@ -182,15 +182,11 @@ pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     })
 }
 
-/// Replaces the file at `path` with the file at `from`, as [`replace_file`] does: a hard
-/// link to it where both are on one file system (no bytes copied: for a file that is never
-/// written again, only replaced or unlinked, as the tree's content-named index), else a
-/// synced copy.
+/// Replaces the file at `path` with a copy of the file at `from`, as [`replace_file`] does
+/// (the kernel copies, `copy_file_range`, or shares the blocks where the file system can).
+/// Not a hard link: a program that writes into `path` in place must not change `from`.
 pub(crate) fn replace_file_with(path: &Path, from: &Path) -> io::Result<()> {
     replace_through_temporary(path, |temp| {
-        if fs::hard_link(from, temp).is_ok() {
-            return Ok(());
-        }
         fs::copy(from, temp)?;
         fs::File::open(temp)?.sync_all()
     })
