@@ -182,34 +182,30 @@ impl SearchIndex {
     /// Builds the index of a validated directory (in memory, exactly as written).
     pub fn build(dir: &Directory, publication: &Publication) -> SearchIndex {
         let bytes = encode(dir, publication).expect("an index in memory encodes");
-        SearchIndex::open(Backing::Owned(bytes), None, Path::new("(built in memory)"))
+        SearchIndex::open(Backing::Owned(bytes), Path::new("(built in memory)"))
             .expect("a freshly encoded index passes its own checks")
     }
 
     /// Checks the file and derives the query structures from its core. Hashing the whole
-    /// file (one core, from `source` when the bytes are a map of it) and decoding and
-    /// preparing the core (the other) run side by side; nothing is returned unless the
-    /// checksum holds.
-    fn open(file: Backing, source: Option<&std::fs::File>, path: &Path) -> Result<SearchIndex, IndexError> {
+    /// file (one core, in place when the bytes are a map) and decoding and preparing the
+    /// core (the other) run side by side; nothing is returned unless the checksum holds.
+    fn open(file: Backing, path: &Path) -> Result<SearchIndex, IndexError> {
         let (core_len, checksum_stored) = check_header(&file, path)?;
         let rendered_at = HEADER_LEN + core_len;
         let corrupt = |reason: String| IndexError::Corrupt { path: path.to_path_buf(), reason };
         let (sums, prepared) = rayon::join(
-            || match source {
-                Some(source) => Sums::of_file(source, file.len())
-                    .map_err(|source| IndexError::Read { path: path.to_path_buf(), source }),
-                None => Ok(Sums::of_bytes(&file)),
+            || match &file {
+                Backing::Mapped(map) => Sums::of_map(map, rendered_at),
+                Backing::Owned(bytes) => Sums::of_bytes(bytes),
             },
             || -> Result<SearchIndex, IndexError> {
                 let core: Core =
                     postcard::from_bytes(&file[HEADER_LEN..rendered_at]).map_err(|e| corrupt(e.to_string()))?;
                 check_core(&core).map_err(corrupt)?;
-                check_rendered(&file[rendered_at..], core.services.len()).map_err(corrupt)?;
                 Ok(SearchIndex::derive(core, rendered_at))
             },
         );
         // The checksum first: a damaged file is reported as such, whatever decoding made of it.
-        let sums = sums?;
         if sums.body != checksum_stored {
             return Err(corrupt(format!(
                 "its checksum does not match its contents (stored {checksum_stored:016x}, computed {:016x})",
@@ -217,6 +213,8 @@ impl SearchIndex {
             )));
         }
         let mut index = prepared?;
+        // Once the hashing above is done with the rendered section (it drops it from the map).
+        check_rendered(&file[rendered_at..], index.services).map_err(corrupt)?;
         index.file = file;
         index.content_hash = sums.content;
         Ok(index)
@@ -296,7 +294,7 @@ impl SearchIndex {
 
     /// Decodes and checks an encoded index; `path` only names the source in errors.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<SearchIndex, IndexError> {
-        SearchIndex::open(Backing::Owned(bytes.to_vec()), None, path)
+        SearchIndex::open(Backing::Owned(bytes.to_vec()), path)
     }
 
     /// Writes the index to `path`: into a temporary file beside it, then renamed over it, so
@@ -323,7 +321,7 @@ impl SearchIndex {
         // writes into the file by hand while a server maps it breaks it (README says so).
         let map = unsafe { memmap2::Mmap::map(&file) }
             .map_err(|source| IndexError::Read { path: path.to_path_buf(), source })?;
-        SearchIndex::open(Backing::Mapped(map), Some(&file), path)
+        SearchIndex::open(Backing::Mapped(map), path)
     }
 }
 
@@ -451,7 +449,24 @@ mod tests {
         let built = SearchIndex::build(&dir, &publication).to_bytes().unwrap();
         assert!(written == built, "the file differs from the index built in memory");
         assert_eq!((len, hash), (built.len() as u64, crate::write::content_hash(&built)));
-        assert_eq!(SearchIndex::read(&path).unwrap().service_count(), dir.services.len());
+        // Read back through the map, whose windows past the core the check drops from the
+        // process once hashed: the results read afterwards are the same bytes.
+        let read = SearchIndex::read(&path).unwrap();
+        let in_memory = SearchIndex::build(&dir, &publication);
+        assert_eq!(read.service_count(), dir.services.len());
+        for ix in [0, 1, dir.services.len() as ServiceNo / 2, dir.services.len() as ServiceNo - 1] {
+            for version in [ApiVersion::V4, ApiVersion::V3] {
+                assert_eq!(read.rendered(version, ix), in_memory.rendered(version, ix));
+                assert_eq!(read.rendered_html(version, ix), in_memory.rendered_html(version, ix));
+            }
+        }
+        drop(read);
+        // A byte changed near the end (in a window the check drops) is caught.
+        let mut bad = written;
+        let at = bad.len() - 100;
+        bad[at] ^= 0x20;
+        std::fs::write(&path, &bad).unwrap();
+        assert!(matches!(SearchIndex::read(&path), Err(IndexError::Corrupt { .. })));
     }
 
     #[test]
