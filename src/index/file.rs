@@ -164,21 +164,12 @@ where
     out.seek(io::SeekFrom::Start(0))?;
     out.write_all(&header(core.len(), rendered_len, 0))?;
     out.write_all(core)?;
-    out.seek(io::SeekFrom::Start(body_at))?;
-    let body_len = core.len() as u64 + rendered_len;
-    let mut hash = xxhash_rust::xxh3::Xxh3::new();
-    let mut buffer = vec![0; CHUNK.min(body_len as usize)];
-    let mut left = body_len;
-    while left > 0 {
-        let chunk = &mut buffer[..CHUNK.min(left as usize)];
-        out.read_exact(chunk)?;
-        hash.update(chunk);
-        left -= chunk.len() as u64;
-    }
+    let len = body_at + core.len() as u64 + rendered_len;
+    let checksum = Sums::of_reader(out, len as usize)?.body;
     out.seek(io::SeekFrom::Start(0))?;
-    out.write_all(&header(core.len(), rendered_len, hash.digest()))?;
+    out.write_all(&header(core.len(), rendered_len, checksum))?;
     out.flush()?;
-    Ok(body_at + body_len)
+    Ok(len)
 }
 
 /// The file's header: magic bytes, format version, the two sections' lengths, the checksum.
@@ -211,7 +202,7 @@ pub(super) fn checksum(body: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(body)
 }
 
-/// Bytes read and hashed at a time by [`Sums::of_file`].
+/// Bytes read and hashed at a time by [`Sums::of_reader`].
 pub(super) const CHUNK: usize = 4 << 20;
 
 /// Bytes of a map hashed, then dropped from the process, at a time by [`Sums::of_map`]: a
@@ -293,11 +284,10 @@ impl Sums {
         hashing.finish()
     }
 
-    /// The sums of the first `len` bytes of an open file, read a buffer at a time (the
-    /// index `svcdir build` has just written, which it does not map).
-    pub(super) fn of_file(mut file: &std::fs::File, len: usize) -> std::io::Result<Sums> {
-        use std::io::{Read as _, Seek as _};
-        file.seek(std::io::SeekFrom::Start(0))?;
+    /// The sums of the first `len` bytes of a file (or of anything read from its start), read
+    /// a buffer at a time: the index being written, which is not mapped.
+    pub(super) fn of_reader<R: io::Read + io::Seek>(file: &mut R, len: usize) -> io::Result<Sums> {
+        file.seek(io::SeekFrom::Start(0))?;
         let mut hashing = Hashing::new();
         let mut buffer = vec![0; CHUNK.min(len)];
         while hashing.at < len {

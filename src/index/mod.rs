@@ -288,7 +288,7 @@ impl SearchIndex {
         let core = postcard::to_allocvec(&file::core_of(dir, publication))?;
         let write = |source| IndexError::Write { path: path.to_path_buf(), source };
         let len = file::write_index(&core, dir, publication, file).map_err(write)?;
-        let sums = Sums::of_file(file, len as usize).map_err(write)?;
+        let sums = Sums::of_reader(file, len as usize).map_err(write)?;
         Ok((len, sums.content))
     }
 

@@ -203,7 +203,6 @@ fn replace_through_temporary(path: &Path, make: impl FnOnce(&Path) -> io::Result
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     remove_stale_temporaries(&parent, &name);
     let temp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    let _ = fs::remove_file(&temp);
     let result = make(&temp).and_then(|()| fs::rename(&temp, path));
     if result.is_err() {
         let _ = fs::remove_file(&temp);
