@@ -295,8 +295,9 @@ struct Row {
     manifest: String,
     floor_single: Option<f64>,
     floor_parallel: Option<f64>,
-    /// The tree did not fit in memory: the floor was written in batches (flattered).
-    floor_batched: bool,
+    /// The tree did not fit in memory: that floor (one thread, every core) was written in
+    /// batches (flattered).
+    floor_batched: (bool, bool),
 }
 
 fn bench_size(services: usize, work: &Path) -> Row {
@@ -370,7 +371,7 @@ fn bench_size(services: usize, work: &Path) -> Row {
         write_floor(&output, &tree, &fs.mount.join("public"), true)
     };
     drop(target);
-    let floor_batched = single.1 || parallel.1;
+    let floor_batched = (single.1, parallel.1);
     let (floor_single, floor_parallel) = (Some(single.0), Some(parallel.0));
     Row {
         services,
@@ -411,8 +412,9 @@ fn main() {
     writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
     for r in &rows {
         // A floor written in batches is marked: it is flattered (see `write_floor`).
-        let mark = if r.floor_batched { " (batched)" } else { "" };
-        let opt = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.1}{mark}"));
+        let opt = |v: Option<f64>, batched: bool| {
+            v.map_or("n/a".to_owned(), |v| format!("{v:.1}{}", if batched { " (batched)" } else { "" }))
+        };
         let ratio = |floor: Option<f64>| floor.map_or("n/a".to_owned(), |f| format!("{:.2}", r.full.wall / f));
         writeln!(
             md,
@@ -425,8 +427,8 @@ fn main() {
             r.files as f64 / r.full.wall,
             r.mb / r.full.wall,
             r.full.max_rss_mb,
-            opt(r.floor_single),
-            opt(r.floor_parallel),
+            opt(r.floor_single, r.floor_batched.0),
+            opt(r.floor_parallel, r.floor_batched.1),
             ratio(r.floor_single),
             ratio(r.floor_parallel),
             r.noop.wall,
