@@ -5,8 +5,9 @@
 //! image, so that the time of deleting an earlier tree does not leak into the figure):
 //! a full build, a no-op rebuild, a rebuild after one service changed (the first one also
 //! fills the second generation with hard links; the second is the steady state), and the
-//! floor written single-threaded and with every core. Without root or `mkfs.ext4` it falls
-//! back to a plain directory and says so.
+//! floor written single-threaded and with every core. Each timed run starts after a `sync`
+//! with the page cache warm (see `WarmMemory`). Without root or `mkfs.ext4` it falls back to
+//! a plain directory and says so.
 //!
 //! Environment: `BENCH_SIZES` (comma-separated service counts, default `10000,100000`;
 //! `BENCH_LARGE=1` adds 1,000,000), `BENCH_DIR` (work folder, default `target/bench`),
@@ -145,7 +146,7 @@ fn floor_batch() -> u64 {
 /// host took back costs a fault in the host, about 6 µs a page: reading 18 GB of zeros into
 /// the page cache took 28 s. A run that starts with the free memory so returned pays that on
 /// every new page of the page cache, in its own system time (the full build at 100,000
-/// services: 120.6 s, 103 s of it in the kernel; 68.3 s, 49 s, with the memory warm first).
+/// services: 121.1 s, 103.3 s of it in the kernel; 68.3 s, 49.1 s, with the memory warm).
 /// The floor, which reads the tree into memory before its clock starts, would take its pages
 /// warm from that read's page cache. So each timed run starts with the same warm cache, which
 /// its own writes reclaim.
@@ -178,15 +179,16 @@ impl Drop for WarmMemory {
 /// The floor: the same files with the same bytes written to `root` from memory (each folder
 /// created once, then `fs::write` of each file), then `syncfs`, as the build syncs before its
 /// switch. Only the writes and the sync are timed, so the bytes are read from `source`
-/// first, the whole tree when it fits in [`floor_batch`]. A tree read in batches flatters
-/// the floor: while the next batch is read, untimed, the kernel's flusher writes the last
-/// one out, work the build pays for in its own time; the second value says it happened.
+/// first, the whole tree when it fits in [`floor_batch`]. A tree read in batches may
+/// flatter the floor (while the next batch is read, untimed, the kernel's flusher writes
+/// the last one out; at 100,000 services it did not measurably: 60.2 s in batches, 61.1 s
+/// whole); the second value says it happened.
 fn write_floor(source: &Path, files: &[(String, u64)], root: &Path, parallel: bool) -> (f64, bool) {
     let limit = floor_batch();
     let batched = files.iter().map(|(_, size)| size).sum::<u64>() > limit;
     if batched {
         eprintln!(
-            "warning: the tree is larger than half the available memory; the floor is written in batches and is flattered"
+            "warning: the tree is larger than half the available memory; the floor is written in batches (marked in the table)"
         );
     }
     let mut elapsed = 0.0;
@@ -296,7 +298,7 @@ struct Row {
     floor_single: Option<f64>,
     floor_parallel: Option<f64>,
     /// The tree did not fit in memory: that floor (one thread, every core) was written in
-    /// batches (flattered).
+    /// batches.
     floor_batched: (bool, bool),
 }
 
@@ -411,7 +413,7 @@ fn main() {
     writeln!(md, "| services | files | MB | full build s (CPU s) | files/s | MB/s | peak RSS MB | floor 1 thread s | floor {} threads s | build ÷ floor 1 thread | build ÷ floor {} threads | no-op s (% of full) | 1 change, first s | 1 change, steady s |", rayon::current_num_threads(), rayon::current_num_threads()).unwrap();
     writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
     for r in &rows {
-        // A floor written in batches is marked: it is flattered (see `write_floor`).
+        // A floor written in batches is marked (see `write_floor`).
         let opt = |v: Option<f64>, batched: bool| {
             v.map_or("n/a".to_owned(), |v| format!("{v:.1}{}", if batched { " (batched)" } else { "" }))
         };
