@@ -123,19 +123,29 @@ fn list_tree(root: &Path) -> Vec<(String, u64)> {
     files
 }
 
-/// The bytes of the tree the floor may hold at once: half the memory the kernel says is
-/// available (at least 1 GiB). A tree that fits is read whole before the clock starts, as the
-/// floor's definition asks; a larger one is written in batches, and the floor then says so.
-fn floor_batch() -> u64 {
-    let available_kb = fs::read_to_string("/proc/meminfo")
+/// The memory the kernel says is available (`MemAvailable`), in bytes; 0 when unknown.
+fn mem_available() -> u64 {
+    fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|text| {
             text.lines()
                 .find_map(|line| line.strip_prefix("MemAvailable:"))
                 .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         })
-        .unwrap_or(0);
-    (available_kb * 1024 / 2).max(1 << 30)
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// The bytes of the tree the floor may hold at once: half the available memory (at least
+/// 1 GiB). A tree that fits is read whole before the clock starts, as the floor's
+/// definition asks; a larger one is written in batches, and the floor then says so.
+fn floor_batch() -> u64 {
+    (mem_available() / 2).max(1 << 30)
+}
+
+/// `sync(2)`: nothing of earlier work left for the kernel to write out on a run's clock.
+fn sync() {
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
 }
 
 /// A page cache filled with a sparse file's zeros, read back and kept there until dropped
@@ -159,7 +169,7 @@ impl WarmMemory {
     fn fill(work: &Path) -> WarmMemory {
         use std::io::Read;
         let path = work.join("warm-memory.bin");
-        let bytes = (floor_batch() * 2).saturating_sub(3 << 30);
+        let bytes = mem_available().saturating_sub(3 << 30);
         let file = fs::File::create(&path).unwrap();
         file.set_len(bytes).unwrap();
         let mut reader = fs::File::open(&path).unwrap();
@@ -206,9 +216,7 @@ fn write_floor(source: &Path, files: &[(String, u64)], root: &Path, parallel: bo
         let mut dirs: Vec<&str> = batch.iter().filter_map(|(rel, _)| rel.rsplit_once('/').map(|(d, _)| d)).collect();
         dirs.dedup();
         dirs.retain(|d| made.insert((*d).to_owned()));
-        // Nothing of earlier work left for the kernel to write out on the floor's clock.
-        // SAFETY: sync(2) takes no arguments and cannot fail.
-        unsafe { libc::sync() };
+        sync();
         let started = Instant::now();
         let mkdir = |dir: &&str| fs::create_dir_all(root.join(dir)).unwrap();
         let write = |(rel, bytes): &(&str, Vec<u8>)| fs::write(root.join(rel), bytes).unwrap();
@@ -326,10 +334,8 @@ fn bench_size(services: usize, work: &Path) -> Row {
         cmd
     };
     eprintln!("{services}: full build...");
-    // As before the floor: nothing of earlier work left for the kernel to write out, and
-    // the page cache warm.
-    // SAFETY: sync(2) takes no arguments and cannot fail.
-    unsafe { libc::sync() };
+    // As before the floor: synced, and the page cache warm.
+    sync();
     let warm = WarmMemory::fill(work);
     let full = measure(build().stdout(std::process::Stdio::null()));
     drop(warm);
