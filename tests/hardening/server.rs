@@ -283,6 +283,23 @@ fn sockets_of(pid: u32) -> usize {
         .unwrap_or(0)
 }
 
+/// Whether the server listening on `address` has at least `connections` connections open
+/// and has read every byte sent on them (Linux's /proc/net/tcp: the receive queue of each
+/// established socket whose local port is the server's).
+fn every_head_read(address: &str, connections: usize) -> bool {
+    let port = address.rsplit(':').next().and_then(|port| port.parse::<u16>().ok()).expect("a port");
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else { return true };
+    let local = format!(":{port:04X}");
+    let queues: Vec<&str> = table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .filter(|fields| fields.len() > 4 && fields[1].ends_with(&local) && fields[3] == "01")
+        .map(|fields| fields[4])
+        .collect();
+    queues.len() >= connections && queues.iter().all(|queues| queues.ends_with(":00000000"))
+}
+
 async fn futures_join(handles: Vec<tokio::task::JoinHandle<Seen>>) -> Vec<Seen> {
     let mut all = Vec::new();
     for handle in handles {
@@ -313,6 +330,14 @@ fn sigterm_lets_the_requests_in_flight_finish_then_exits_0() {
     let deadline = Instant::now() + Duration::from_secs(20);
     while sockets_of(server.child.id()) < sockets_before + streams.len() {
         assert!(Instant::now() < deadline, "the server did not accept the 32 connections");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // In flight: the server has read what each sent (its receive queues are empty). A
+    // connection accepted but not yet read from is closed at shutdown like an idle one, as
+    // hyper cannot tell it from an idle one.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !every_head_read(&server.address, streams.len()) {
+        assert!(Instant::now() < deadline, "the server did not read the 32 request heads");
         std::thread::sleep(Duration::from_millis(2));
     }
     server.signal("-TERM");
