@@ -1,7 +1,11 @@
 //! `make bench-s3-publish`: `svcdir publish` of a 10,000-service build to a local
 //! S3-compatible server (moto), a full publish into an empty bucket and a no-op publish
 //! right after, against `aws s3 sync` of the same tree to another bucket of the same server
-//! in the same run (issue 13, item 5).
+//! in the same run (issue 13, item 5); then, counted at a proxy in front of the same
+//! server, what a no-op publish and a publish after one changed service move (issue 27,
+//! item 2: `svcdir_testkit::traffic`; the run fails if the second put other objects than
+//! those whose bytes changed, read other manifest shards than those that changed, or listed
+//! the store).
 //!
 //! Both tools come from `target/s3-venv` (`.ci/run` installs `moto[server]` and `awscli`
 //! there); without them the benchmark says so and exits 0. The dataset and the build live
@@ -11,12 +15,14 @@
 //! services, under `target/bench-s3-smoke`.
 //!
 //! Environment: `BENCH_SERVICES` (default 10000), `BENCH_DIR`, `BENCH_OUT` (Markdown
-//! results, default `target/bench-s3-publish.md`).
+//! results, default `target/bench-s3-publish.md`), `BENCH_AWS=0` (no `aws s3 sync`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+use svcdir_testkit::traffic::{Sample, Traffic};
 
 const ACCESS_KEY: &str = "bench-key";
 const SECRET_KEY: &str = "bench-secret";
@@ -65,21 +71,14 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("bench dir");
     let svcdir = env!("CARGO_BIN_EXE_svcdir");
+    // `aws s3 sync` beside each publish; BENCH_AWS=0 leaves it out (at 100,000 services it
+    // would double the run for a comparison already made at 10,000).
+    let against_aws = std::env::var("BENCH_AWS").map_or(true, |v| v != "0");
 
     // The tree: `svcdir sample` then `svcdir build` (no precompression: one object per file).
-    let input = dir.join("input");
-    let public = dir.join("public");
-    svcdir::sample::generate(&svcdir::sample::SampleConfig { services, seed: 42, out: input.clone() }).expect("sample");
-    timed(
-        Command::new(svcdir)
-            .args(["build", "--base-url", "https://directory.example.org", "--input"])
-            .arg(&input)
-            .arg("--output")
-            .arg(&public)
-            .arg("--index")
-            .arg(dir.join("search.idx"))
-            .stdout(Stdio::null()),
-    );
+    let sample = Sample::generate(&dir, services, 42);
+    let built = sample.build();
+    let public = sample.public.clone();
     let (files, bytes) = count_files(&public);
     eprintln!("{services} services: {files} files, {:.1} MB", bytes as f64 / 1e6);
 
@@ -114,11 +113,21 @@ fn main() {
     let (svcdir_full, summary) = timed(&mut publish());
     let summary: serde_json::Value = serde_json::from_str(summary.trim()).expect("--json summary");
     assert_eq!(summary["uploaded"].as_u64(), Some(files as u64), "{summary}");
-    let (aws_full, _) = timed(&mut sync());
+    let aws_full = against_aws.then(|| timed(&mut sync()).0);
     let (svcdir_noop, summary) = timed(&mut publish());
     let summary: serde_json::Value = serde_json::from_str(summary.trim()).expect("--json summary");
     assert_eq!(summary["uploaded"].as_u64(), Some(0), "{summary}");
-    let (aws_noop, _) = timed(&mut sync());
+    let aws_noop = against_aws.then(|| timed(&mut sync()).0);
+
+    // Issue 27, item 2: what a no-op publish and one after a single changed service move,
+    // counted at a proxy in front of the same server.
+    let started = Instant::now();
+    let traffic = Traffic::count(&sample, &built, &moto, "bench-svcdir");
+    let traffic_wall = started.elapsed().as_secs_f64();
+    let uploaded = traffic.uploaded();
+    assert_eq!(uploaded, traffic.changed, "the publish after one change put exactly the objects whose bytes changed");
+    assert_eq!(traffic.shard_reads(), traffic.old_shards, "it read exactly the manifest shards that changed");
+    assert_eq!(traffic.listings(), 0, "it listed the store");
 
     let mut md = String::new();
     let _ =
@@ -126,8 +135,38 @@ fn main() {
     let _ = writeln!(md, "| run | svcdir publish (s) | aws s3 sync (s) | svcdir / aws |");
     let _ = writeln!(md, "|---|---:|---:|---:|");
     for (run, ours, theirs) in [("full (empty bucket)", svcdir_full, aws_full), ("no-op", svcdir_noop, aws_noop)] {
-        let _ = writeln!(md, "| {run} | {ours:.2} | {theirs:.2} | {:.2} |", ours / theirs);
+        match theirs {
+            Some(theirs) => _ = writeln!(md, "| {run} | {ours:.2} | {theirs:.2} | {:.2} |", ours / theirs),
+            None => _ = writeln!(md, "| {run} | {ours:.2} | (BENCH_AWS=0) | |"),
+        }
     }
+    let mb = |bytes: u64| bytes as f64 / 1e6;
+    let _ = writeln!(
+        md,
+        "\nCounted at a proxy in front of moto (bodies, both ways; {traffic_wall:.0} s with the rebuild):\n"
+    );
+    let _ = writeln!(md, "| publish | requests | figure |");
+    let _ = writeln!(md, "|---|---:|---|");
+    let _ = writeln!(
+        md,
+        "| nothing to do | {} | {:.3} MB moved (root manifest {:.3} MB) |",
+        traffic.noop.len(),
+        mb(traffic.noop_bytes()),
+        mb(traffic.root_bytes)
+    );
+    let _ = writeln!(
+        md,
+        "| one service changed | {} | {} objects uploaded ({:.1} MB) = the {} files whose bytes changed; {} of {} manifest shards read and {} written; {} listings; other traffic {:.3} MB |",
+        traffic.after_change.len(),
+        uploaded.len(),
+        mb(traffic.uploaded_bytes()),
+        traffic.changed.len(),
+        traffic.shard_reads().len(),
+        built.0.shards.len(),
+        traffic.new_shards.len(),
+        traffic.listings(),
+        mb(traffic.other_bytes()),
+    );
     println!("{md}");
     std::fs::write(&out, &md).expect("write results");
     drop(moto);

@@ -6,8 +6,6 @@
 // A test crate's modules share items as `pub`; the lint is for the library's API (Cargo.toml).
 #![allow(unreachable_pub)]
 
-mod proxy;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use proxy::Proxy;
+use svcdir_testkit::proxy::{self, Proxy};
 use svcdir_testkit::s3::{S3Server, StoredObject, publish, publish_command, summary};
 
 /// A build of a dataset in a temporary directory.
@@ -501,96 +499,36 @@ fn a_publish_over_https_trusts_the_ca_given_by_ssl_cert_file() {
 /// Issue 27: a publish after one service changed uploads exactly the objects whose bytes
 /// changed (by the two builds' manifests), reads and writes only the manifest's shards that
 /// changed, lists nothing; a publish with nothing to do reads the root manifest alone. The
-/// bytes are counted at the proxy.
+/// bytes are counted at the proxy (`svcdir_testkit::traffic`, which `make bench-s3-publish`
+/// runs at 100,000 services).
 #[test]
 fn one_changed_service_moves_its_objects_and_only_the_shards_that_changed() {
-    use svcdir::write::{Manifest, ManifestRoot, is_manifest_path};
+    use svcdir_testkit::traffic::{Sample, Traffic};
     let Some(s3) = S3Server::shared() else { return };
     let bucket = s3.bucket("sharded");
     let dir = tempfile::tempdir().expect("temp dir");
-    let input = dir.path().join("input");
     // Enough files for 16 shards, so that one service's files leave some untouched.
-    svcdir::sample::generate(&svcdir::sample::SampleConfig { services: 400, seed: 3, out: input.clone() })
-        .expect("sample");
-    let public = dir.path().join("public");
-    let build = || {
-        let output = Command::new(env!("CARGO_BIN_EXE_svcdir"))
-            .args(["build", "--quiet", "--base-url", "https://api.example.org", "--input"])
-            .arg(&input)
-            .arg("--output")
-            .arg(&public)
-            .arg("--index")
-            .arg(dir.path().join("search.idx"))
-            .env_remove("SVCDIR_BASE_URL")
-            .output()
-            .expect("svcdir build runs");
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        (ManifestRoot::read(&public).expect("root"), Manifest::read(&public).expect("manifest"))
-    };
-    let (old_root, old) = build();
-    assert!(old_root.shards.len() >= 16, "{} shards", old_root.shards.len());
-    let proxy = Proxy::start(s3.port, 0, Duration::ZERO);
-    let env = S3Server::env_for(&proxy.endpoint());
-    let to = format!("s3://{bucket}/site");
-    ok(&publish(&public, &to, &env, &[]));
+    let sample = Sample::generate(dir.path(), 400, 3);
+    let old = sample.build();
+    assert!(old.0.shards.len() >= 16, "{} shards", old.0.shards.len());
+    let public = sample.public.clone();
+    ok(&publish(&public, &format!("s3://{bucket}/site"), &S3Server::env_for(&s3.endpoint()), &[]));
 
+    let traffic = Traffic::count(&sample, &old, &s3, &bucket);
     // Nothing to do: one request, the root manifest, and no more bytes than it holds.
-    let transfers = || std::mem::take(&mut *proxy.counts.transfers.lock().unwrap());
-    transfers();
-    let noop = ok(&publish(&public, &to, &env, &[]));
-    assert_eq!(n(&noop, "uploaded"), 0);
-    let moved = transfers();
-    let root_bytes = std::fs::read(public.join("_manifest.json")).expect("root").len() as u64;
-    assert_eq!(moved.len(), 1, "{moved:?}");
-    assert_eq!((moved[0].method.as_str(), moved[0].sent, moved[0].received), ("GET", 0, root_bytes));
+    let noop = &traffic.noop;
+    assert_eq!(noop.len(), 1, "{noop:?}");
+    assert_eq!((noop[0].method.as_str(), noop[0].sent, noop[0].received), ("GET", 0, traffic.root_bytes));
 
-    // One service's description changes.
-    let services = input.join("services.jsonl");
-    let text = std::fs::read_to_string(&services).expect("services");
-    let line = text.lines().find(|l| !l.contains("\"published\":false")).expect("a published service");
-    let mut record: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).expect("record");
-    record.insert("description".into(), "Changed by the publish test.".into());
-    std::fs::write(&services, text.replacen(line, &serde_json::to_string(&record).expect("json"), 1)).expect("write");
-    let (new_root, new) = build();
-    let changed: std::collections::BTreeSet<&String> =
-        new.files.iter().filter(|(rel, entry)| old.files.get(*rel) != Some(entry)).map(|(rel, _)| rel).collect();
-    assert!(!changed.is_empty() && changed.len() < 100, "{changed:?}");
-    let changed_shards: Vec<&String> =
-        old_root.shards.iter().filter(|(p, h)| new_root.shards.get(*p) != Some(*h)).map(|(_, h)| h).collect();
+    // One service's description changed.
+    assert!(!traffic.changed.is_empty() && traffic.changed.len() < 100, "{:?}", traffic.changed);
     // At this size one service's files touch most of the 16 shards; at 100,000 services a
-    // few of 4,096 (`make bench-build` prints the figures).
-    assert!(!changed_shards.is_empty());
-
-    ok(&publish(&public, &to, &env, &[]));
-    let moved = transfers();
-    let prefix = format!("/{bucket}/site/");
-    let rel = |t: &proxy::Transfer| t.target.strip_prefix(&prefix).map(|r| r.split('?').next().unwrap_or(r).to_owned());
-    let uploaded: std::collections::BTreeSet<String> =
-        moved.iter().filter(|t| t.method == "PUT").filter_map(&rel).filter(|r| !is_manifest_path(r)).collect();
-    assert_eq!(uploaded.iter().collect::<std::collections::BTreeSet<_>>(), changed, "exactly the changed objects");
-    assert!(!moved.iter().any(|t| t.target.contains("list-type")), "nothing listed: {moved:?}");
-    let shard_reads: std::collections::BTreeSet<String> =
-        moved.iter().filter(|t| t.method == "GET").filter_map(&rel).filter(|r| r.starts_with("_manifest/")).collect();
-    let want: std::collections::BTreeSet<String> =
-        changed_shards.iter().map(|h| svcdir::write::shard_path(h)).collect();
-    assert_eq!(shard_reads, want, "only the shards that changed are read");
-    // Everything but the objects' own bytes: the manifest's reads and writes, the deletes.
-    let other: u64 = moved
-        .iter()
-        .map(|t| {
-            if t.method == "PUT" && rel(t).is_some_and(|r| !is_manifest_path(&r)) {
-                t.received
-            } else {
-                t.sent + t.received
-            }
-        })
-        .sum();
-    let size = |h: &String| std::fs::metadata(public.join(svcdir::write::shard_path(h))).expect("shard").len();
-    let new_shards: u64 =
-        new_root.shards.iter().filter(|(p, h)| old_root.shards.get(*p) != Some(*h)).map(|(_, h)| size(h)).sum();
-    // The root read, marked and written twice; the old changed shards read (about the size
-    // of the new ones), the new ones written; a kilobyte per request for the rest.
-    let bound = 4 * root_bytes + 2 * new_shards + 1024 * moved.len() as u64;
+    // few of 4,096 (`make bench-s3-publish` prints the figures).
+    assert!(!traffic.old_shards.is_empty());
+    assert_eq!(traffic.uploaded(), traffic.changed, "exactly the changed objects");
+    assert_eq!(traffic.listings(), 0, "nothing listed: {:?}", traffic.after_change);
+    assert_eq!(traffic.shard_reads(), traffic.old_shards, "only the shards that changed are read");
+    let (other, bound) = (traffic.other_bytes(), traffic.other_bound());
     assert!(other <= bound, "{other} bytes beside the objects, more than {bound}");
     let objects = s3.objects(&bucket, "site");
     let on_disk: std::collections::BTreeSet<String> = walkdir::WalkDir::new(public.canonicalize().expect("public"))

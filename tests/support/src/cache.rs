@@ -20,7 +20,6 @@ use headers::{CacheControl, HeaderMapExt};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 
 /// What the cache was asked, and answered.
 #[derive(Debug, Default)]
@@ -56,29 +55,10 @@ pub struct CacheService {
 impl CacheService {
     /// Starts an empty cache on a port of its own.
     pub fn start() -> CacheService {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the cache service");
-        let port = listener.local_addr().expect("address").port();
-        listener.set_nonblocking(true).expect("nonblocking");
         let counts = Arc::new(CacheCounts::default());
-        let shared = counts.clone();
         let entries: Entries = Arc::default();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                loop {
-                    let Ok((stream, _)) = listener.accept().await else { continue };
-                    let (counts, entries) = (shared.clone(), entries.clone());
-                    tokio::spawn(async move {
-                        let service =
-                            hyper::service::service_fn(move |request| handle(request, counts.clone(), entries.clone()));
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
-                    });
-                }
-            });
-        });
+        let shared = counts.clone();
+        let port = crate::loopback::serve(1, move |request| handle(request, shared.clone(), entries.clone()));
         CacheService { port, counts }
     }
 

@@ -2,17 +2,22 @@
 //! `tests/search`, `tests/publish`) share, as a crate of its own so that no target includes
 //! another's files: the real binaries ([`bin`]), datasets and built trees ([`dataset`]),
 //! `svcdir-search` as a running process ([`search_server`]), an S3-compatible server
-//! ([`s3`]), a plain HTTP/1.1 client ([`http`]), a test certificate for HTTPS on loopback ([`tls`]), the cache service of workerd's Cache API ([`cache`]), other servers as child
+//! ([`s3`]), a plain HTTP/1.1 client ([`http`]), a test certificate for HTTPS on loopback ([`tls`]), the cache service of workerd's Cache API ([`cache`]), a
+//! counting proxy in front of the S3 server ([`proxy`]) and what a publish moves through it
+//! ([`traffic`]), both on the same small server loop ([`loopback`]), other servers as child
 //! processes on loopback ports ([`process`]). The in-memory test directory is the library's own
 //! (`svcdir::test_support::directory`), so unit tests use it too.
 
 pub mod cache;
 pub mod dataset;
 pub mod http;
+pub mod loopback;
 pub mod process;
+pub mod proxy;
 pub mod s3;
 pub mod search_server;
 pub mod tls;
+pub mod traffic;
 
 use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;

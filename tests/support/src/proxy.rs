@@ -60,7 +60,7 @@ impl Drop for InFlight {
     }
 }
 
-/// A running proxy; it stops with the test process.
+/// A running proxy; it stops with the process.
 #[derive(Debug)]
 pub struct Proxy {
     /// Its port on 127.0.0.1.
@@ -73,30 +73,10 @@ impl Proxy {
     /// Starts a proxy to 127.0.0.1:`upstream` that fails every `fail_every`th request (0:
     /// none) and waits `delay` before passing each one on.
     pub fn start(upstream: u16, fail_every: usize, delay: Duration) -> Proxy {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind proxy");
-        let port = listener.local_addr().expect("address").port();
-        listener.set_nonblocking(true).expect("nonblocking");
         let counts = Arc::new(Counts::default());
         let shared = counts.clone();
-        std::thread::spawn(move || {
-            let runtime =
-                tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                loop {
-                    let Ok((stream, _)) = listener.accept().await else { continue };
-                    let counts = shared.clone();
-                    tokio::spawn(async move {
-                        let service = hyper::service::service_fn(move |request| {
-                            handle(request, upstream, fail_every, delay, counts.clone())
-                        });
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
-                    });
-                }
-            });
-        });
+        let port =
+            crate::loopback::serve(2, move |request| handle(request, upstream, fail_every, delay, shared.clone()));
         Proxy { port, counts }
     }
 
