@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::damage::Damage;
 use super::packed::{self, Packed};
 
 /// Offsets into a flat array: the items of key `k` are `items[start[k]..start[k + 1]]`.
@@ -48,12 +49,12 @@ impl<T> Csr<T> {
 
     /// Whether the offsets start at 0, never go back and end at the number of items: what
     /// makes [`Csr::get`] cut every key's items out of `items`.
-    pub(crate) fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), Damage> {
         if self.start.first() != Some(&0)
             || self.start.windows(2).any(|w| w[0] > w[1])
             || self.start.last().map(|&e| e as usize) != Some(self.items.len())
         {
-            return Err("a table's offsets are out of order".into());
+            return Err(Damage::Offsets);
         }
         Ok(())
     }

@@ -6,6 +6,7 @@ use std::io;
 use std::path::Path;
 
 use super::csr::Csr;
+use super::damage::Damage;
 use super::postcodes::PostcodeTable;
 use super::stored::{Core, StoredPublication, StoredReference, StoredServices};
 use super::text::TextIndex;
@@ -311,35 +312,31 @@ pub(super) fn check_header(bytes: &[u8], path: &Path) -> Result<(usize, u64), In
     if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
         return Err(IndexError::BadMagic { path });
     }
-    let corrupt = |reason: String| IndexError::Corrupt { path: path.clone(), reason };
+    let corrupt = |reason: Damage| IndexError::Corrupt { path: path.clone(), reason };
     let u32_at = |at: usize| bytes.get(at..at + 4).and_then(|v| <[u8; 4]>::try_from(v).ok()).map(u32::from_le_bytes);
     let u64_at = |at: usize| bytes.get(at..at + 8).and_then(|v| <[u8; 8]>::try_from(v).ok()).map(u64::from_le_bytes);
-    let version = u32_at(8).ok_or_else(|| corrupt("the header is cut short".into()))?;
+    let version = u32_at(8).ok_or_else(|| corrupt(Damage::HeaderCutShort))?;
     if version != FORMAT_VERSION {
         return Err(IndexError::UnsupportedVersion { path, found: version, supported: FORMAT_VERSION });
     }
     let (Some(core_len), Some(rendered_len), Some(checksum_stored)) = (u64_at(16), u64_at(24), u64_at(32)) else {
-        return Err(corrupt("the header is cut short".into()));
+        return Err(corrupt(Damage::HeaderCutShort));
     };
     let expected = (HEADER_LEN as u64).checked_add(core_len).and_then(|n| n.checked_add(rendered_len));
     if expected != Some(bytes.len() as u64) {
-        return Err(corrupt(format!(
-            "the file has {} bytes, its header announces {} (cut short, or bytes added)",
-            bytes.len(),
-            expected.map_or_else(|| "more than 2^64".to_owned(), |n| n.to_string())
-        )));
+        return Err(corrupt(Damage::Length { actual: bytes.len() as u64, announced: expected }));
     }
     Ok((core_len as usize, checksum_stored))
 }
 
 /// Every reference a request could follow points inside the core.
-pub(super) fn check_core(core: &Core) -> Result<(), String> {
+pub(super) fn check_core(core: &Core) -> Result<(), Damage> {
     let reference = &core.reference;
     let (nodes, areas, locations) = (reference.categories.len(), reference.areas.len(), core.location_points.len());
     let stored = &core.services;
     let services = stored.len();
     if services > u32::MAX as usize || locations > u32::MAX as usize {
-        return Err("too many records".into());
+        return Err(Damage::TooManyRecords);
     }
     for (check, keys) in [
         (stored.areas.check(), stored.areas.keys()),
@@ -348,27 +345,27 @@ pub(super) fn check_core(core: &Core) -> Result<(), String> {
     ] {
         check?;
         if keys != services {
-            return Err("the services' tables differ in length".into());
+            return Err(Damage::ServiceTables);
         }
     }
     if stored.categories.items().iter().any(|&c| c as usize >= nodes)
         || stored.areas.items().iter().any(|&a| a as usize >= areas)
         || stored.locations.items().iter().any(|&l| l as usize >= locations)
     {
-        return Err("a service refers to a record that does not exist".into());
+        return Err(Damage::DanglingReference);
     }
     // A permutation: each rank below the number of services, and none twice.
     let mut seen = vec![false; services];
     for &r in &stored.name_rank {
         match seen.get_mut(r as usize) {
             Some(slot) if !*slot => *slot = true,
-            _ => return Err("the services' name ranks are not a permutation".into()),
+            _ => return Err(Damage::NameRanks),
         }
     }
     core.postcodes.check(areas)?;
     core.outcodes.check(areas)?;
     if reference.areas.iter().any(|a| a.kind as usize >= AreaKind::ALL.len()) {
-        return Err("a service area is of a kind that does not exist".into());
+        return Err(Damage::AreaKind);
     }
     for (ix, n) in reference.categories.iter().enumerate() {
         if n.parent.is_some_and(|p| p as usize >= nodes)
@@ -376,32 +373,32 @@ pub(super) fn check_core(core: &Core) -> Result<(), String> {
             || (n.subtree_end as usize) <= ix
             || n.subtree_end as usize > nodes
         {
-            return Err(format!("category {ix} refers to a node that does not exist"));
+            return Err(Damage::CategoryNode(ix));
         }
     }
     if reference.roots.iter().any(|&r| r as usize >= nodes) {
-        return Err("a top-level category does not exist".into());
+        return Err(Damage::CategoryRoot);
     }
     core.text.check(services)
 }
 
 /// The rendered section: `4 × services + 1` ascending offsets from 0 to the length of the
 /// JSON after them.
-pub(super) fn check_rendered(rendered: &[u8], services: usize) -> Result<(), String> {
+pub(super) fn check_rendered(rendered: &[u8], services: usize) -> Result<(), Damage> {
     let table = 8 * (super::markup::RENDERED_KINDS * services + 1);
     let Some(text_len) = rendered.len().checked_sub(table) else {
-        return Err("the rendered results' table is cut short".into());
+        return Err(Damage::RenderedTable);
     };
     let mut previous = 0u64;
     for (k, chunk) in rendered[..table].chunks_exact(8).enumerate() {
         let offset = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
         if (k == 0 && offset != 0) || offset < previous {
-            return Err(format!("rendered result {k}'s offset is out of order"));
+            return Err(Damage::RenderedOffset(k));
         }
         previous = offset;
     }
     if previous != text_len as u64 {
-        return Err("the rendered results do not fill their section".into());
+        return Err(Damage::RenderedFill);
     }
     Ok(())
 }

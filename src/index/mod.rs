@@ -32,6 +32,7 @@
 //! types of `stored.rs`, or to what they hold).
 
 mod csr;
+mod damage;
 mod derive;
 mod file;
 pub(crate) mod grid;
@@ -43,6 +44,8 @@ pub(crate) mod sets;
 pub(crate) mod spatial;
 mod stored;
 pub mod text;
+
+pub use damage::Damage;
 
 use std::path::{Path, PathBuf};
 
@@ -115,7 +118,7 @@ pub enum IndexError {
         /// The file.
         path: PathBuf,
         /// What is wrong.
-        reason: String,
+        reason: Damage,
     },
     /// The index could not be encoded.
     #[error("cannot encode the search index: {0}")]
@@ -192,25 +195,22 @@ impl SearchIndex {
     fn open(file: Backing, path: &Path) -> Result<SearchIndex, IndexError> {
         let (core_len, checksum_stored) = check_header(&file, path)?;
         let rendered_at = HEADER_LEN + core_len;
-        let corrupt = |reason: String| IndexError::Corrupt { path: path.to_path_buf(), reason };
+        let corrupt = |reason: Damage| IndexError::Corrupt { path: path.to_path_buf(), reason };
         let (sums, prepared) = rayon::join(
             || match &file {
                 Backing::Mapped(map) => Sums::of_map(map, rendered_at),
                 Backing::Owned(bytes) => Sums::of_bytes(bytes),
             },
             || -> Result<SearchIndex, IndexError> {
-                let core: Core =
-                    postcard::from_bytes(&file[HEADER_LEN..rendered_at]).map_err(|e| corrupt(e.to_string()))?;
+                let core: Core = postcard::from_bytes(&file[HEADER_LEN..rendered_at])
+                    .map_err(|e| corrupt(Damage::Undecodable(e)))?;
                 check_core(&core).map_err(corrupt)?;
                 Ok(SearchIndex::derive(core, rendered_at))
             },
         );
         // The checksum first: a damaged file is reported as such, whatever decoding made of it.
         if sums.body != checksum_stored {
-            return Err(corrupt(format!(
-                "its checksum does not match its contents (stored {checksum_stored:016x}, computed {:016x})",
-                sums.body
-            )));
+            return Err(corrupt(Damage::Checksum { stored: checksum_stored, computed: sums.body }));
         }
         let mut index = prepared?;
         // Once the hashing above is done with the rendered section (it drops it from the map).
@@ -421,11 +421,11 @@ mod tests {
         }
         for cut in [HEADER_LEN, HEADER_LEN + 1, bytes.len() / 2, bytes.len() - 1] {
             let e = err(&bytes[..cut]);
-            assert!(e.to_string().contains("cut short"), "{cut}: {e}");
+            assert!(matches!(e, IndexError::Corrupt { reason: Damage::Length { .. }, .. }), "{cut}: {e}");
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert!(matches!(err(&longer), IndexError::Corrupt { .. }));
+        assert!(matches!(err(&longer), IndexError::Corrupt { reason: Damage::Length { .. }, .. }));
         let missing = SearchIndex::read(Path::new("/nonexistent/dir/search.idx")).unwrap_err();
         assert!(matches!(missing, IndexError::Missing { .. }));
         assert!(missing.to_string().contains("/nonexistent/dir/search.idx"));
@@ -476,7 +476,7 @@ mod tests {
             let mut bad = bytes.clone();
             bad[at] ^= 0x20;
             let e = SearchIndex::from_bytes(&bad, Path::new("f.idx")).unwrap_err();
-            assert!(e.to_string().contains("checksum does not match"), "{at}: {e}");
+            assert!(matches!(e, IndexError::Corrupt { reason: Damage::Checksum { .. }, .. }), "{at}: {e}");
         }
     }
 
@@ -493,30 +493,30 @@ mod tests {
         let mut core = core_of(&dir, &publication);
         core.services.locations.items[0] = 7;
         let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
-        assert!(err.to_string().contains("a service refers to a record that does not exist"), "{err}");
+        assert!(matches!(err, IndexError::Corrupt { reason: Damage::DanglingReference, .. }), "{err}");
         let mut core = core_of(&dir, &publication);
         core.services.locations.start.pop();
         let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
-        assert!(err.to_string().contains("offsets are out of order"), "{err}");
+        assert!(matches!(err, IndexError::Corrupt { reason: Damage::Offsets, .. }), "{err}");
         let mut core = core_of(&dir, &publication);
         let twice = [dir.postcodes.postcodes.clone(), dir.postcodes.postcodes.clone()].concat();
         core.postcodes = PostcodeTable::of(&crate::model::PostcodeDirectory { postcodes: twice }, &dir.service_areas);
         let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
-        assert!(err.to_string().contains("postcodes are not in order"), "{err}");
+        assert!(matches!(err, IndexError::Corrupt { reason: Damage::PostcodeOrder, .. }), "{err}");
         let mut core = core_of(&dir, &publication);
         core.reference.areas[0].kind = 9;
         let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
-        assert!(err.to_string().contains("of a kind that does not exist"), "{err}");
+        assert!(matches!(err, IndexError::Corrupt { reason: Damage::AreaKind, .. }), "{err}");
         let mut core = core_of(&dir, &publication);
         core.services.name_rank[0] = 1;
         let err = SearchIndex::from_bytes(&file_of(&core, &rendered), Path::new("f.idx")).unwrap_err();
-        assert!(err.to_string().contains("name ranks"), "{err}");
+        assert!(matches!(err, IndexError::Corrupt { reason: Damage::NameRanks, .. }), "{err}");
         // Offsets out of order in the rendered section.
         let mut bad = rendered.clone();
         bad[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
         let err =
             SearchIndex::from_bytes(&file_of(&core_of(&dir, &publication), &bad), Path::new("f.idx")).unwrap_err();
-        assert!(err.to_string().contains("out of order") || err.to_string().contains("fill"), "{err}");
+        assert!(matches!(err, IndexError::Corrupt { reason: Damage::RenderedOffset(2), .. }), "{err}");
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod words;
 use serde::{Deserialize, Serialize};
 
 use crate::index::ServiceNo;
+use crate::index::damage::Damage;
 use crate::model::Directory;
 pub(crate) use words::{FIELD_CATEGORY, FIELD_DESCRIPTION, FIELD_NAME, allowance, field_weight_halves, osa_within};
 pub use words::{STOP_WORDS, query_words, stem, words};
@@ -77,17 +78,17 @@ impl Strings {
         None
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), Damage> {
         let mut start = 0usize;
         for &end in &self.ends {
             let end = end as usize;
             if end < start || self.bytes.get(start..end).is_none() {
-                return Err("string table offsets out of order".into());
+                return Err(Damage::StringOffsets);
             }
             start = end;
         }
         if start != self.bytes.len() {
-            return Err("string table has trailing bytes".into());
+            return Err(Damage::StringTrailing);
         }
         Ok(())
     }
@@ -178,27 +179,27 @@ impl TextIndex {
 
     /// Checks the invariants lookups rely on, so that a damaged file cannot cause a panic
     /// while answering a request. `services` is the number of services of the directory.
-    pub(crate) fn check(&self, services: usize) -> Result<(), String> {
+    pub(crate) fn check(&self, services: usize) -> Result<(), Damage> {
         self.terms.check()?;
         self.stems.check()?;
         let terms = self.terms.len();
         if self.term_stem.len() != terms || self.post_start.len() != terms + 1 {
-            return Err("text index tables differ in length".into());
+            return Err(Damage::TextTables);
         }
         if self.term_stem.iter().any(|&s| s as usize >= self.stems.len()) {
-            return Err("text index names a stem that does not exist".into());
+            return Err(Damage::TextStem);
         }
         if self.post_fields.len() != self.post_service.len()
             || self.post_start.first() != Some(&0)
             || self.post_start.last().map(|&l| l as usize) != Some(self.post_service.len())
             || self.post_start.windows(2).any(|w| w[0] > w[1])
         {
-            return Err("text index posting offsets are inconsistent".into());
+            return Err(Damage::PostingOffsets);
         }
         for t in 0..terms {
             let list = &self.post_service[self.post_start[t] as usize..self.post_start[t + 1] as usize];
             if list.windows(2).any(|w| w[0] >= w[1]) || list.last().is_some_and(|&s| s as usize >= services) {
-                return Err("text index posting list out of order or out of range".into());
+                return Err(Damage::PostingList);
             }
         }
         Ok(())
