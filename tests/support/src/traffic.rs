@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use svcdir::write::{Manifest, ManifestRoot, is_manifest_path, shard_path};
@@ -18,10 +17,8 @@ use crate::s3::{S3Server, publish, summary};
 pub struct Sample {
     /// The dataset.
     pub input: PathBuf,
-    /// The built tree.
+    /// The built tree, `public` beside `input`.
     pub public: PathBuf,
-    /// The search index beside it.
-    pub index: PathBuf,
 }
 
 impl Sample {
@@ -29,22 +26,13 @@ impl Sample {
     pub fn generate(dir: &Path, services: usize, seed: u64) -> Sample {
         let input = dir.join("input");
         svcdir::sample::generate(&svcdir::sample::SampleConfig { services, seed, out: input.clone() }).expect("sample");
-        Sample { input, public: dir.join("public"), index: dir.join("search.idx") }
+        Sample { input, public: dir.join("public") }
     }
 
     /// Builds the tree (one object per file: no `--precompress`); its manifest.
     pub fn build(&self) -> (ManifestRoot, Manifest) {
-        let output = Command::new(crate::bin("svcdir"))
-            .args(["build", "--quiet", "--base-url", "https://api.example.org", "--input"])
-            .arg(&self.input)
-            .arg("--output")
-            .arg(&self.public)
-            .arg("--index")
-            .arg(&self.index)
-            .env_remove("SVCDIR_BASE_URL")
-            .output()
-            .expect("svcdir build runs");
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let work = self.public.parent().expect("the sample's folder");
+        crate::dataset::assert_ok(&crate::dataset::build(&self.input, work, &[]));
         (ManifestRoot::read(&self.public).expect("root"), Manifest::read(&self.public).expect("manifest"))
     }
 
