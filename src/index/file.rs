@@ -210,6 +210,10 @@ pub(super) const CHUNK: usize = 4 << 20;
 /// multiple of the page size.
 const WINDOW: usize = 4 << 20;
 
+/// Bytes hashed by one hash before the other hashes them: small enough to stay in a core's
+/// own cache.
+const SLICE: usize = 64 << 10;
+
 /// The header's checksum and the file's content hash, in one pass over the file.
 pub(super) struct Sums {
     /// XXH3-64 of everything after the header.
@@ -230,13 +234,15 @@ impl Hashing {
         Hashing { body: xxhash_rust::xxh3::Xxh3::new(), content: xxhash_rust::xxh3::Xxh3::new(), at: 0 }
     }
 
-    /// The next bytes of the file, hashed by the two hashes side by side (on two of rayon's
-    /// threads when one is free): each hash takes a core about 70 ms for a 100,000-service
-    /// index (830 MB), and one after the other they were most of `svcdir-search`'s start.
+    /// The next bytes of the file. Both hashes go over each slice while it is still in the
+    /// core's cache: one read of the file from memory instead of two.
     fn update(&mut self, chunk: &[u8]) {
         let from = HEADER_LEN.saturating_sub(self.at).min(chunk.len());
-        let (content, body) = (&mut self.content, &mut self.body);
-        rayon::join(|| content.update(chunk), || body.update(&chunk[from..]));
+        for (n, slice) in chunk.chunks(SLICE).enumerate() {
+            self.content.update(slice);
+            let skip = from.saturating_sub(n * SLICE).min(slice.len());
+            self.body.update(&slice[skip..]);
+        }
         self.at += chunk.len();
     }
 

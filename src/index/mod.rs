@@ -190,9 +190,8 @@ impl SearchIndex {
     }
 
     /// Checks the file and derives the query structures from its core. Hashing the whole
-    /// file (in place when the bytes are a map, its two hashes side by side) and decoding
-    /// and preparing the core run side by side on rayon's threads; nothing is returned
-    /// unless the checksum holds.
+    /// file (one core, in place when the bytes are a map) and decoding and preparing the
+    /// core (the other) run side by side; nothing is returned unless the checksum holds.
     fn open(file: Backing, path: &Path) -> Result<SearchIndex, IndexError> {
         let (core_len, checksum_stored) = check_header(&file, path)?;
         let rendered_at = HEADER_LEN + core_len;
