@@ -136,17 +136,12 @@ impl Traffic {
 
     /// The objects of the tree (the manifest's own aside) the publish after the change put.
     pub fn uploaded(&self) -> BTreeSet<String> {
-        self.after_change
-            .iter()
-            .filter(|t| t.method == "PUT")
-            .filter_map(|t| self.rel(t))
-            .filter(|r| !is_manifest_path(r))
-            .collect()
+        self.after_change.iter().filter_map(|t| self.object_put(t)).collect()
     }
 
     /// Bytes of those objects.
     pub fn uploaded_bytes(&self) -> u64 {
-        self.after_change.iter().filter(|t| t.method == "PUT" && self.is_object(t)).map(|t| t.sent).sum()
+        self.after_change.iter().filter(|t| self.object_put(t).is_some()).map(|t| t.sent).sum()
     }
 
     /// The manifest shards the publish after the change read.
@@ -167,8 +162,7 @@ impl Traffic {
     /// Everything the publish after the change moved beside the objects' own bytes: the
     /// manifest's reads and writes, the deletes, the answers to the uploads.
     pub fn other_bytes(&self) -> u64 {
-        let bytes =
-            |t: &Transfer| if t.method == "PUT" && self.is_object(t) { t.received } else { t.sent + t.received };
+        let bytes = |t: &Transfer| if self.object_put(t).is_some() { t.received } else { t.sent + t.received };
         self.after_change.iter().map(bytes).sum()
     }
 
@@ -180,7 +174,17 @@ impl Traffic {
         4 * self.root_bytes + 2 * self.new_shards.values().sum::<u64>() + 1024 * self.after_change.len() as u64
     }
 
-    fn is_object(&self, transfer: &Transfer) -> bool {
-        self.rel(transfer).is_some_and(|r| !is_manifest_path(&r))
+    /// Issue 27's rule for the publish after the change: it put exactly the objects whose
+    /// bytes changed (by the two manifests), read exactly the manifest shards that changed,
+    /// and listed nothing.
+    pub fn assert_only_what_changed_moved(&self) {
+        assert_eq!(self.uploaded(), self.changed, "the objects put are exactly those whose bytes changed");
+        assert_eq!(self.shard_reads(), self.old_shards, "the shards read are exactly those that changed");
+        assert_eq!(self.listings(), 0, "nothing listed: {:?}", self.after_change);
+    }
+
+    /// The path of an object of the tree (the manifest's own aside) that `transfer` put.
+    fn object_put(&self, transfer: &Transfer) -> Option<String> {
+        (transfer.method == "PUT").then(|| self.rel(transfer)).flatten().filter(|r| !is_manifest_path(r))
     }
 }
