@@ -10,7 +10,7 @@ use super::damage::Damage;
 use super::postcodes::PostcodeTable;
 use super::stored::{Core, StoredPublication, StoredReference, StoredServices};
 use super::text::TextIndex;
-use super::{FORMAT_VERSION, HEADER_LEN, IndexError, LocationNo, MAGIC};
+use super::{CHECKSUM_LEN, FORMAT_VERSION, HEADER_LEN, IndexError, LocationNo, MAGIC};
 use crate::api::html::ResultFragment;
 use crate::model::{AreaKind, Directory};
 use crate::views::Publication;
@@ -154,122 +154,138 @@ pub(super) fn encode(dir: &Directory, publication: &Publication) -> Result<Vec<u
 
 /// Writes the index file of an encoded core and a directory's rendered results into `out`
 /// (from its start): the rendered section first, as it is made, then the header and the
-/// core before it, then the header's checksum, read back over the body. Returns the file's
-/// length.
-pub(super) fn write_index<F>(core: &[u8], dir: &Directory, publication: &Publication, out: &mut F) -> io::Result<u64>
+/// core before it, then the checksum after it all, read back in one pass that also gives
+/// the file's content hash. Returns the file's length and its content hash.
+pub(super) fn write_index<F>(
+    core: &[u8],
+    dir: &Directory,
+    publication: &Publication,
+    out: &mut F,
+) -> io::Result<(u64, String)>
 where
     F: io::Read + io::Write + io::Seek,
 {
     let body_at = HEADER_LEN as u64;
     let rendered_len = write_rendered(dir, publication, out, body_at + core.len() as u64)?;
     out.seek(io::SeekFrom::Start(0))?;
-    out.write_all(&header(core.len(), rendered_len, 0))?;
+    out.write_all(&header(core.len(), rendered_len))?;
     out.write_all(core)?;
-    let len = body_at + core.len() as u64 + rendered_len;
-    let checksum = Sums::of_reader(out, len as usize)?.body;
-    out.seek(io::SeekFrom::Start(0))?;
-    out.write_all(&header(core.len(), rendered_len, checksum))?;
+    let checked = body_at + core.len() as u64 + rendered_len;
+    let hashing = Hashing::of_reader(out, checked as usize)?;
+    let checksum = hashing.checksum().to_le_bytes();
+    out.seek(io::SeekFrom::Start(checked))?;
+    out.write_all(&checksum)?;
     out.flush()?;
-    Ok(len)
+    Ok((checked + CHECKSUM_LEN as u64, hashing.finish(&checksum).content))
 }
 
-/// The file's header: magic bytes, format version, the two sections' lengths, the checksum.
-fn header(core_len: usize, rendered_len: u64, checksum: u64) -> [u8; HEADER_LEN] {
+/// The file's header: magic bytes, format version, the two sections' lengths.
+fn header(core_len: usize, rendered_len: u64) -> [u8; HEADER_LEN] {
     let mut header = [0; HEADER_LEN];
     header[..8].copy_from_slice(&MAGIC);
     header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     header[16..24].copy_from_slice(&(core_len as u64).to_le_bytes());
     header[24..32].copy_from_slice(&rendered_len.to_le_bytes());
-    header[32..40].copy_from_slice(&checksum.to_le_bytes());
     header
 }
 
-/// A file of an encoded core and a rendered section: the header (with its checksum), then
-/// the two sections.
+/// A file of an encoded core and a rendered section: the header, the two sections, then the
+/// checksum of all that.
 #[cfg(test)]
 pub(super) fn file_bytes(core: &[u8], rendered: &[u8]) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(HEADER_LEN + core.len() + rendered.len());
-    bytes.extend_from_slice(&header(core.len(), rendered.len() as u64, 0));
+    let mut bytes = Vec::with_capacity(HEADER_LEN + core.len() + rendered.len() + CHECKSUM_LEN);
+    bytes.extend_from_slice(&header(core.len(), rendered.len() as u64));
     bytes.extend_from_slice(core);
     bytes.extend_from_slice(rendered);
-    let checksum = checksum(&bytes[HEADER_LEN..]);
-    bytes[32..40].copy_from_slice(&checksum.to_le_bytes());
+    let checksum = xxhash_rust::xxh3::xxh3_64(&bytes);
+    bytes.extend_from_slice(&checksum.to_le_bytes());
     bytes
 }
 
-/// XXH3-64 of the body: the header's checksum.
-#[cfg(test)]
-pub(super) fn checksum(body: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(body)
-}
-
-/// Bytes read and hashed at a time by [`Sums::of_reader`].
+/// Bytes read and hashed at a time by [`Hashing::of_reader`].
 pub(super) const CHUNK: usize = 4 << 20;
 
 /// Bytes of a map hashed, then dropped from the process, at a time by [`Sums::of_map`]: a
 /// multiple of the page size.
 const WINDOW: usize = 4 << 20;
 
-/// Bytes hashed by one hash before the other hashes them: small enough to stay in a core's
-/// own cache.
-const SLICE: usize = 64 << 10;
-
-/// The header's checksum and the file's content hash, in one pass over the file.
+/// The file's checksum and its content hash, from one pass over the file.
 pub(super) struct Sums {
-    /// XXH3-64 of everything after the header.
-    pub(super) body: u64,
+    /// XXH3-64 of everything before the checksum (the file's last 8 bytes).
+    pub(super) checksum: u64,
     /// [`crate::write::content_hash`] of the whole file (what the build's manifest records).
     pub(super) content: String,
 }
 
-/// The two hashes of [`Sums`] while the bytes go by.
+/// XXH3 over the bytes before the checksum. XXH3's 64- and 128-bit hashes share their state
+/// and differ only in the last step, and the checksum is the file's last bytes: so the
+/// state that gives the checksum, fed those 8 bytes, gives the content hash of the whole
+/// file, and a file is hashed once, not twice (issue 24: the two hashes were most of the
+/// search server's start at 100,000 services).
 struct Hashing {
-    body: xxhash_rust::xxh3::Xxh3,
-    content: xxhash_rust::xxh3::Xxh3,
+    state: xxhash_rust::xxh3::Xxh3,
     at: usize,
 }
 
 impl Hashing {
     fn new() -> Hashing {
-        Hashing { body: xxhash_rust::xxh3::Xxh3::new(), content: xxhash_rust::xxh3::Xxh3::new(), at: 0 }
+        Hashing { state: xxhash_rust::xxh3::Xxh3::new(), at: 0 }
     }
 
-    /// The next bytes of the file. Both hashes go over each slice while it is still in the
-    /// core's cache: one read of the file from memory instead of two.
-    fn update(&mut self, chunk: &[u8]) {
-        let from = HEADER_LEN.saturating_sub(self.at).min(chunk.len());
-        for (n, slice) in chunk.chunks(SLICE).enumerate() {
-            self.content.update(slice);
-            let skip = from.saturating_sub(n * SLICE).min(slice.len());
-            self.body.update(&slice[skip..]);
+    fn update(&mut self, bytes: &[u8]) {
+        self.state.update(bytes);
+        self.at += bytes.len();
+    }
+
+    /// XXH3-64 of the bytes so far: what the file stores after them.
+    fn checksum(&self) -> u64 {
+        self.state.digest()
+    }
+
+    /// The checksum of the bytes so far, and the content hash of them followed by `tail`, the
+    /// checksum as stored.
+    fn finish(mut self, tail: &[u8]) -> Sums {
+        let checksum = self.checksum();
+        self.state.update(tail);
+        Sums { checksum, content: format!("{:032x}", self.state.digest128()) }
+    }
+
+    /// The first `len` bytes of a file (or of anything read from its start), read a buffer at
+    /// a time: the index being written, which is not mapped.
+    fn of_reader<R: io::Read + io::Seek>(file: &mut R, len: usize) -> io::Result<Hashing> {
+        file.seek(io::SeekFrom::Start(0))?;
+        let mut hashing = Hashing::new();
+        let mut buffer = vec![0; CHUNK.min(len)];
+        while hashing.at < len {
+            let chunk = &mut buffer[..CHUNK.min(len - hashing.at)];
+            file.read_exact(chunk)?;
+            hashing.update(chunk);
         }
-        self.at += chunk.len();
-    }
-
-    fn finish(self) -> Sums {
-        Sums { body: self.body.digest(), content: format!("{:032x}", self.content.digest128()) }
+        Ok(hashing)
     }
 }
 
 impl Sums {
-    /// The sums of bytes in memory.
+    /// The sums of a file in memory, at least [`CHECKSUM_LEN`] bytes long.
     pub(super) fn of_bytes(bytes: &[u8]) -> Sums {
+        let (checked, tail) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
         let mut hashing = Hashing::new();
-        hashing.update(bytes);
-        hashing.finish()
+        hashing.update(checked);
+        hashing.finish(tail)
     }
 
-    /// The sums of a mapped index file, hashed in place (no copy into a buffer, which cost
-    /// two thirds of loading a large index). Past `keep` (the core, which is decoded while
-    /// this runs), each window of the map is dropped from the process once hashed
-    /// (`MADV_DONTNEED`), so that checking the file does not make it resident: the pages
-    /// stay in the page cache, and the rendered results are read from the map again when
-    /// requests ask for them.
+    /// The sums of a mapped index file (at least [`CHECKSUM_LEN`] bytes long), hashed in
+    /// place (no copy into a buffer, which cost two thirds of loading a large index). Past
+    /// `keep` (the core, which is decoded while this runs), each window of the map is dropped
+    /// from the process once hashed (`MADV_DONTNEED`), so that checking the file does not make
+    /// it resident: the pages stay in the page cache, and the rendered results are read from
+    /// the map again when requests ask for them.
     pub(super) fn of_map(map: &memmap2::Mmap, keep: usize) -> Sums {
+        let checked = map.len() - CHECKSUM_LEN;
         let mut hashing = Hashing::new();
         let mut at = 0;
-        while at < map.len() {
-            let end = (at + WINDOW).min(map.len());
+        while at < checked {
+            let end = (at + WINDOW).min(checked);
             hashing.update(&map[at..end]);
             if at >= keep {
                 // SAFETY: memmap2 asks that no borrow of the range be live while the kernel
@@ -282,21 +298,7 @@ impl Sums {
             }
             at = end;
         }
-        hashing.finish()
-    }
-
-    /// The sums of the first `len` bytes of a file (or of anything read from its start), read
-    /// a buffer at a time: the index being written, which is not mapped.
-    pub(super) fn of_reader<R: io::Read + io::Seek>(file: &mut R, len: usize) -> io::Result<Sums> {
-        file.seek(io::SeekFrom::Start(0))?;
-        let mut hashing = Hashing::new();
-        let mut buffer = vec![0; CHUNK.min(len)];
-        while hashing.at < len {
-            let chunk = &mut buffer[..CHUNK.min(len - hashing.at)];
-            file.read_exact(chunk)?;
-            hashing.update(chunk);
-        }
-        Ok(hashing.finish())
+        hashing.finish(&map[checked..])
     }
 }
 
@@ -306,7 +308,7 @@ pub(super) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
 }
 
 /// Checks the magic bytes, the version and the lengths; returns the core's length and the
-/// stored checksum.
+/// stored checksum (the file's last 8 bytes).
 pub(super) fn check_header(bytes: &[u8], path: &Path) -> Result<(usize, u64), IndexError> {
     let path = path.to_path_buf();
     if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
@@ -319,14 +321,16 @@ pub(super) fn check_header(bytes: &[u8], path: &Path) -> Result<(usize, u64), In
     if version != FORMAT_VERSION {
         return Err(IndexError::UnsupportedVersion { path, found: version, supported: FORMAT_VERSION });
     }
-    let (Some(core_len), Some(rendered_len), Some(checksum_stored)) = (u64_at(16), u64_at(24), u64_at(32)) else {
+    let (Some(core_len), Some(rendered_len)) = (u64_at(16), u64_at(24)) else {
         return Err(corrupt(Damage::HeaderCutShort));
     };
-    let expected = (HEADER_LEN as u64).checked_add(core_len).and_then(|n| n.checked_add(rendered_len));
+    let expected =
+        (HEADER_LEN as u64 + CHECKSUM_LEN as u64).checked_add(core_len).and_then(|n| n.checked_add(rendered_len));
     if expected != Some(bytes.len() as u64) {
         return Err(corrupt(Damage::Length { actual: bytes.len() as u64, announced: expected }));
     }
-    Ok((core_len as usize, checksum_stored))
+    let checksum = &bytes[bytes.len() - CHECKSUM_LEN..];
+    Ok((core_len as usize, u64::from_le_bytes(checksum.try_into().expect("8 bytes"))))
 }
 
 /// Every reference a request could follow points inside the core.

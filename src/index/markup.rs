@@ -32,6 +32,6 @@ impl SearchIndex {
         if ix as usize >= self.services {
             return &[];
         }
-        part(&self.file[self.rendered_at..], self.services, kind * self.services + ix as usize)
+        part(self.rendered_section(), self.services, kind * self.services + ix as usize)
     }
 }

@@ -8,10 +8,12 @@
 //! same in memory (tests, benchmarks), and `svcdir-search` maps a file with
 //! [`SearchIndex::read`].
 //!
-//! # File format (version 5)
+//! # File format (version 6)
 //! A 48-byte header: `MAGIC` (8 bytes), the format version (`u32`), 4 zero bytes, the
-//! lengths of the two sections (`u64` each), the XXH3-64 checksum of everything after the
-//! header (`u64`) and 8 zero bytes; all little-endian. Then:
+//! lengths of the two sections (`u64` each) and 16 zero bytes; all little-endian. Then the
+//! two sections, and last the XXH3-64 checksum (`u64`) of everything before it, header
+//! included: at the end, so that the one pass that checks it also gives the file's content
+//! hash (`file::Sums`). The sections:
 //! 1. the core, one postcard value of the index's own types (`stored.rs`, never the
 //!    model's), flat tables only (no vector or string per record, so that decoding is a few
 //!    large copies): the publication, the categories and service areas (what parameters are
@@ -71,9 +73,11 @@ pub(crate) type LocationNo = u32;
 /// First bytes of every index file.
 pub(crate) const MAGIC: [u8; 8] = *b"SVCDIDX\0";
 /// Version of the encoding written after the magic bytes.
-pub(crate) const FORMAT_VERSION: u32 = 5;
+pub(crate) const FORMAT_VERSION: u32 = 6;
 /// Bytes before the core.
 pub(crate) const HEADER_LEN: usize = 48;
+/// Bytes of the checksum, after the rendered section.
+pub(crate) const CHECKSUM_LEN: usize = 8;
 
 /// Why an index could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -190,8 +194,9 @@ impl SearchIndex {
     }
 
     /// Checks the file and derives the query structures from its core. Hashing the whole
-    /// file (one core, in place when the bytes are a map) and decoding and preparing the
-    /// core (the other) run side by side; nothing is returned unless the checksum holds.
+    /// file (one core, in place when the bytes are a map; the checksum and the content hash
+    /// in one pass) and decoding and preparing the core (the other) run side by side;
+    /// nothing is returned unless the checksum holds.
     fn open(file: Backing, path: &Path) -> Result<SearchIndex, IndexError> {
         let (core_len, checksum_stored) = check_header(&file, path)?;
         let rendered_at = HEADER_LEN + core_len;
@@ -209,12 +214,12 @@ impl SearchIndex {
             },
         );
         // The checksum first: a damaged file is reported as such, whatever decoding made of it.
-        if sums.body != checksum_stored {
-            return Err(corrupt(Damage::Checksum { stored: checksum_stored, computed: sums.body }));
+        if sums.checksum != checksum_stored {
+            return Err(corrupt(Damage::Checksum { stored: checksum_stored, computed: sums.checksum }));
         }
         let mut index = prepared?;
         // Once the hashing above is done with the rendered section (it drops it from the map).
-        check_rendered(&file[rendered_at..], index.services).map_err(corrupt)?;
+        check_rendered(&file[rendered_at..file.len() - CHECKSUM_LEN], index.services).map_err(corrupt)?;
         index.file = file;
         index.content_hash = sums.content;
         Ok(index)
@@ -267,7 +272,12 @@ impl SearchIndex {
     /// (empty for an index out of range).
     pub fn rendered(&self, version: ApiVersion, ix: ServiceNo) -> &[u8] {
         let k = ix as usize + if version == ApiVersion::V3 { self.services } else { 0 };
-        markup::part(&self.file[self.rendered_at..], self.services, k)
+        markup::part(self.rendered_section(), self.services, k)
+    }
+
+    /// The rendered section: from the end of the core to the checksum.
+    fn rendered_section(&self) -> &[u8] {
+        &self.file[self.rendered_at..self.file.len() - CHECKSUM_LEN]
     }
 
     /// The encoded file.
@@ -287,9 +297,7 @@ impl SearchIndex {
     ) -> Result<(u64, String), IndexError> {
         let core = postcard::to_allocvec(&file::core_of(dir, publication))?;
         let write = |source| IndexError::Write { path: path.to_path_buf(), source };
-        let len = file::write_index(&core, dir, publication, file).map_err(write)?;
-        let sums = Sums::of_reader(file, len as usize).map_err(write)?;
-        Ok((len, sums.content))
+        file::write_index(&core, dir, publication, file).map_err(write)
     }
 
     /// Decodes and checks an encoded index; `path` only names the source in errors.
@@ -372,7 +380,7 @@ mod tests {
         let bytes = index().to_bytes().unwrap();
         assert_eq!(
             (FORMAT_VERSION, crate::write::content_hash(&bytes).as_str()),
-            (5, "26b32ad50b5a0916eb38409cb2838653"),
+            (6, "bf9f05f91523f2123a73f231c3a7114f"),
             "the index's bytes changed: if the stored shape changed (a field added, removed, \
              retyped or reordered in what `to_bytes` encodes), raise FORMAT_VERSION; then put \
              the new version and hash here",
@@ -408,15 +416,16 @@ mod tests {
         assert!(matches!(err(&bytes[..40]), IndexError::Corrupt { .. }));
         let mut future = bytes.clone();
         future[8] = 9;
-        assert!(matches!(err(&future), IndexError::UnsupportedVersion { found: 9, supported: 5, .. }));
+        assert!(matches!(err(&future), IndexError::UnsupportedVersion { found: 9, supported: 6, .. }));
         // Files of earlier versions (1: postcard only; 2: a record per service and postcode;
-        // 3: no districts and sectors; 4: no HTML fragments) are refused by their version.
-        for version in [1u32, 2, 3, 4] {
+        // 3: no districts and sectors; 4: no HTML fragments; 5: the checksum in the header)
+        // are refused by their version.
+        for version in [1u32, 2, 3, 4, 5] {
             let mut old = MAGIC.to_vec();
             old.extend_from_slice(&version.to_le_bytes());
             old.extend_from_slice(&[0; 100]);
             assert!(
-                matches!(err(&old), IndexError::UnsupportedVersion { found, supported: 5, .. } if found == version)
+                matches!(err(&old), IndexError::UnsupportedVersion { found, supported: 6, .. } if found == version)
             );
         }
         for cut in [HEADER_LEN, HEADER_LEN + 1, bytes.len() / 2, bytes.len() - 1] {
@@ -448,12 +457,13 @@ mod tests {
         let written = std::fs::read(&path).unwrap();
         let built = SearchIndex::build(&dir, &publication).to_bytes().unwrap();
         assert!(written == built, "the file differs from the index built in memory");
-        assert_eq!((len, hash), (built.len() as u64, crate::write::content_hash(&built)));
+        assert_eq!((len, hash.as_str()), (built.len() as u64, crate::write::content_hash(&built).as_str()));
         // Read back through the map, whose windows past the core the check drops from the
         // process once hashed: the results read afterwards are the same bytes.
         let read = SearchIndex::read(&path).unwrap();
         let in_memory = SearchIndex::build(&dir, &publication);
         assert_eq!(read.service_count(), dir.services.len());
+        assert_eq!(read.content_hash(), hash, "the map's one pass gives the content hash");
         for ix in [0, 1, dir.services.len() as ServiceNo / 2, dir.services.len() as ServiceNo - 1] {
             for version in [ApiVersion::V4, ApiVersion::V3] {
                 assert_eq!(read.rendered(version, ix), in_memory.rendered(version, ix));
@@ -470,9 +480,21 @@ mod tests {
     }
 
     #[test]
-    fn any_flipped_byte_after_the_header_is_caught_by_the_checksum() {
+    fn one_pass_gives_the_checksum_and_the_content_hash() {
         let bytes = index().to_bytes().unwrap();
-        for at in (HEADER_LEN..bytes.len()).step_by(7) {
+        let sums = Sums::of_bytes(&bytes);
+        let (checked, stored) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
+        assert_eq!(sums.checksum, xxhash_rust::xxh3::xxh3_64(checked));
+        assert_eq!(stored, sums.checksum.to_le_bytes(), "the file ends with its checksum");
+        assert_eq!(sums.content, crate::write::content_hash(&bytes));
+    }
+
+    #[test]
+    fn any_flipped_byte_but_the_lengths_is_caught_by_the_checksum() {
+        let bytes = index().to_bytes().unwrap();
+        // The header's reserved bytes and the checksum itself included; a flipped length is
+        // a `Damage::Length`.
+        for at in (12..16).chain(32..bytes.len()).step_by(3) {
             let mut bad = bytes.clone();
             bad[at] ^= 0x20;
             let e = SearchIndex::from_bytes(&bad, Path::new("f.idx")).unwrap_err();

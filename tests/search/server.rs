@@ -112,7 +112,7 @@ fn a_corrupt_or_foreign_index_exits_1() {
     };
     let core_len = u64::from_le_bytes(good[16..24].try_into().unwrap()) as usize;
     // Files of earlier formats: the magic bytes, version 1 (postcard only), 2 (a record
-    // per service and postcode) or 4 (no HTML fragments), then the rest.
+    // per service and postcode) or 5 (the checksum in the header), then the rest.
     let old = |version: u32| [&good[..8], &version.to_le_bytes()[..], &good[12..]].concat();
     for (name, bytes, expected) in [
         ("foreign.idx", b"<html>not an index</html>".to_vec(), "not a svcdir search index"),
@@ -120,11 +120,12 @@ fn a_corrupt_or_foreign_index_exits_1() {
         ("cut-by-one.idx", good[..good.len() - 1].to_vec(), "cut short"),
         ("header-only.idx", good[..20].to_vec(), "cut short"),
         ("future.idx", [&good[..8], &99u32.to_le_bytes()[..], &good[12..]].concat(), "format version 99"),
-        ("old.idx", old(1), "has format version 1, this program reads version 5"),
-        ("v2.idx", old(2), "has format version 2, this program reads version 5"),
-        ("v4.idx", old(4), "has format version 4, this program reads version 5"),
+        ("old.idx", old(1), "has format version 1, this program reads version 6"),
+        ("v2.idx", old(2), "has format version 2, this program reads version 6"),
+        ("v5.idx", old(5), "has format version 5, this program reads version 6"),
         ("flipped-core.idx", flipped(48 + core_len / 2), "checksum does not match"),
         ("flipped-result.idx", flipped(good.len() - 10), "checksum does not match"),
+        ("flipped-checksum.idx", flipped(good.len() - 1), "checksum does not match"),
     ] {
         let path = work.path().join(name);
         std::fs::write(&path, bytes).expect("write");
