@@ -9,10 +9,11 @@ INDEX ?= build/search.idx
 # The program as `make build`, `make serve` and `make sample` run it: the tests' profile
 # (Cargo.toml, [profile.dev]) without the `cloud` feature, which none of them uses. The cloud
 # clients (object_store's S3/GCS/Azure, reqwest, rustls, ring) are the chain the first compile
-# waits on; left out, a cold `make build` compiles in about 1:35 instead of 2:15-2:20, and
-# `make test` after it compiles them once (about 1:45; issue 23). The embedded dataset takes
-# a few seconds to build that way; for a large dataset, or to publish, use
-# `cargo build --release` (or `make install`) and run target/release/svcdir.
+# waits on; left out, a cold `make build` takes 1:30-2:05 instead of 2:15-2:20 on two cores,
+# and `make test` after it compiles them and svcdir once more (Cargo.toml asks for the
+# features they turn on in shared crates, so nothing else is rebuilt; issue 23). The
+# embedded dataset takes a few seconds to build that way; for a large dataset, or to
+# publish, use `cargo build --release` (or `make install`) and run target/release/svcdir.
 SVCDIR = $(CARGO) run --no-default-features --bin svcdir --
 
 .PHONY: build test lint sample bench-search clean help install
