@@ -84,7 +84,7 @@ impl ServiceSet {
 
     /// Number of members.
     pub(crate) fn len(&self) -> usize {
-        self.words.iter().map(|w| w.count_ones() as usize).sum()
+        count_ones_within(&self.words, None)
     }
 
     /// Whether the set has no member.
@@ -95,7 +95,7 @@ impl ServiceSet {
 
     /// Number of members that are also in `other`.
     pub(crate) fn len_within(&self, other: &[u64]) -> usize {
-        self.words.iter().zip(other).map(|(a, b)| (a & b).count_ones() as usize).sum()
+        count_ones_within(&self.words, Some(other))
     }
 
     /// Members, ascending.
@@ -103,6 +103,34 @@ impl ServiceSet {
     pub(crate) fn iter(&self) -> impl Iterator<Item = ServiceNo> + '_ {
         ones(&self.words)
     }
+}
+
+/// The ones of `words` (and of `mask`, when given), with the CPU's POPCNT instruction when it
+/// has one. The baseline x86-64 target has none, so `count_ones` compiles to a dozen
+/// operations a word; over the 1,500 words of a set of 100,000 services, twice a search,
+/// that was measurable (issue 24: with POPCNT, 8 % less CPU a search in an A/B under wrk).
+fn count_ones_within(words: &[u64], mask: Option<&[u64]>) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the CPU has POPCNT, the one feature the function is compiled for.
+        return unsafe { count_ones_popcnt(words, mask) };
+    }
+    count_ones_portable(words, mask)
+}
+
+/// [`count_ones_within`]'s count; inlined into each caller, which compiles it for its CPU.
+#[inline(always)]
+fn count_ones_portable(words: &[u64], mask: Option<&[u64]>) -> usize {
+    match mask {
+        None => words.iter().map(|w| w.count_ones() as usize).sum(),
+        Some(mask) => words.iter().zip(mask).map(|(a, b)| (a & b).count_ones() as usize).sum(),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+fn count_ones_popcnt(words: &[u64], mask: Option<&[u64]>) -> usize {
+    count_ones_portable(words, mask)
 }
 
 /// Members of the set whose words are `words`, ascending.
@@ -156,5 +184,20 @@ mod tests {
         let mut e = ServiceSet::empty(10);
         e.insert(1000);
         assert!(e.is_empty() && !e.contains(1000));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn counts_agree_with_the_members(
+            a in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..40),
+            b in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..40),
+        ) {
+            // Whichever count this CPU runs (POPCNT or not), and the one it does not.
+            let set = ServiceSet { words: a.clone() };
+            proptest::prop_assert_eq!(set.len(), ones(&a).count());
+            let both = a.iter().zip(&b).map(|(x, y)| x & y).collect::<Vec<u64>>();
+            proptest::prop_assert_eq!(set.len_within(&b), ones(&both).count());
+            proptest::prop_assert_eq!(count_ones_portable(&a, Some(&b)), ones(&both).count());
+        }
     }
 }
