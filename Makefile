@@ -100,7 +100,7 @@ bench-follow:
 	$(CARGO) build --release --bin svcdir --bin svcdir-search
 	bash benches/follow.sh
 
-## bench-s3-publish: svcdir publish of 10,000 services to a local S3 server (moto), full and no-op, against aws s3 sync
+## bench-s3-publish: svcdir publish of 10,000 services to a local S3 server (moto), full and no-op, against aws s3 sync; then the bytes a no-op publish and one after a changed service move (BENCH_SERVICES, BENCH_AWS=0)
 .PHONY: bench-s3-publish
 bench-s3-publish:
 	$(CARGO) bench --bench s3_publish

@@ -203,7 +203,7 @@ pub(super) fn file_bytes(core: &[u8], rendered: &[u8]) -> Vec<u8> {
 }
 
 /// Bytes read and hashed at a time by [`Hashing::of_reader`].
-pub(super) const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 4 << 20;
 
 /// Bytes of a map hashed, then dropped from the process, at a time by [`Sums::of_map`]: a
 /// multiple of the page size.
@@ -224,17 +224,15 @@ pub(super) struct Sums {
 /// search server's start at 100,000 services).
 struct Hashing {
     state: xxhash_rust::xxh3::Xxh3,
-    at: usize,
 }
 
 impl Hashing {
     fn new() -> Hashing {
-        Hashing { state: xxhash_rust::xxh3::Xxh3::new(), at: 0 }
+        Hashing { state: xxhash_rust::xxh3::Xxh3::new() }
     }
 
     fn update(&mut self, bytes: &[u8]) {
         self.state.update(bytes);
-        self.at += bytes.len();
     }
 
     /// XXH3-64 of the bytes so far: what the file stores after them.
@@ -256,10 +254,12 @@ impl Hashing {
         file.seek(io::SeekFrom::Start(0))?;
         let mut hashing = Hashing::new();
         let mut buffer = vec![0; CHUNK.min(len)];
-        while hashing.at < len {
-            let chunk = &mut buffer[..CHUNK.min(len - hashing.at)];
+        let mut at = 0;
+        while at < len {
+            let chunk = &mut buffer[..CHUNK.min(len - at)];
             file.read_exact(chunk)?;
             hashing.update(chunk);
+            at += chunk.len();
         }
         Ok(hashing)
     }

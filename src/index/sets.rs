@@ -108,7 +108,7 @@ impl ServiceSet {
 /// The ones of `words` (and of `mask`, when given), with the CPU's POPCNT instruction when it
 /// has one. The baseline x86-64 target has none, so `count_ones` compiles to a dozen
 /// operations a word; over the 1,500 words of a set of 100,000 services, twice a search,
-/// that was measurable (issue 24: with POPCNT, 8 % less CPU a search in an A/B under wrk).
+/// that was measurable (issue 24: with POPCNT, 9 % less CPU a search in an A/B under wrk).
 fn count_ones_within(words: &[u64], mask: Option<&[u64]>) -> usize {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("popcnt") {
