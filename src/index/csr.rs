@@ -59,27 +59,6 @@ impl<T> Csr<T> {
         Ok(())
     }
 
-    /// Builds from `(key, item)` pairs, keeping the pairs' order within a key.
-    pub(super) fn from_pairs(keys: usize, pairs: impl Iterator<Item = (usize, T)> + Clone) -> Csr<T>
-    where
-        T: Copy + Default,
-    {
-        let mut start = vec![0u32; keys + 1];
-        for (k, _) in pairs.clone() {
-            start[k + 1] += 1;
-        }
-        for k in 1..start.len() {
-            start[k] += start[k - 1];
-        }
-        let mut fill = start.clone();
-        let mut items = vec![T::default(); start[keys] as usize];
-        for (k, item) in pairs {
-            items[fill[k] as usize] = item;
-            fill[k] += 1;
-        }
-        Csr { start, items }
-    }
-
     /// The items of `key` (empty when out of range).
     #[inline]
     pub(crate) fn get(&self, key: usize) -> &[T] {

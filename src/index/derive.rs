@@ -1,13 +1,13 @@
-//! The query structures of a checked core: the R-tree, the radius grid, the service sets,
-//! what each location serves. Rebuilt on every load, never stored.
+//! The query structures of a checked core: the two location grids, the service sets.
+//! Rebuilt on every load, never stored.
 
 use super::csr::Csr;
 use super::grid::RadiusGrid;
 use super::sets::ServiceSet;
-use super::spatial::{SpatialIndex, UnitVector, unit_vector};
+use super::spatial::{UnitVector, unit_vector};
 use super::stored::Core;
 use super::text::TextLookup;
-use super::{Backing, LocationNo, SearchIndex, ServiceNo};
+use super::{Backing, SearchIndex, ServiceNo};
 use crate::model::{Directory, PostcodeDirectory};
 
 impl SearchIndex {
@@ -31,21 +31,17 @@ impl SearchIndex {
             start: stored.locations.start.clone(),
             items: stored.locations.items().iter().map(|&l| units[l as usize]).collect(),
         };
+        // Every located service at each of its locations: pages are taken from it nearest first.
+        let located = RadiusGrid::new(
+            &location_points,
+            &units,
+            (0..services).flat_map(|ix| locations_of(ix).iter().map(move |&l| (l, ix as ServiceNo))),
+        );
         // Only services without areas are candidates by radius: a service with areas matches
         // the postcode only through one of them (behaviour.md, Search 3: "either no service
         // areas or one among the postcode's codes"), so its locations decide where it sorts,
         // never whether it matches.
-        let radius = RadiusGrid::new(
-            &location_points,
-            &units,
-            (0..services)
-                .filter(|&ix| stored.areas.get(ix).is_empty())
-                .flat_map(|ix| locations_of(ix).iter().map(move |&l| (l, ix as ServiceNo))),
-        );
-        let services_at = Csr::from_pairs(
-            location_points.len(),
-            (0..services).flat_map(|ix| locations_of(ix).iter().map(move |&l| (l as usize, ix as ServiceNo))),
-        );
+        let radius = located.only(|ix| stored.areas.get(ix as usize).is_empty());
         let mut area_sets = vec![ServiceSet::empty(services); directory.service_areas.len()];
         let mut category_sets = vec![ServiceSet::empty(services); directory.categories.nodes.len()];
         let mut national_set = ServiceSet::empty(services);
@@ -68,14 +64,6 @@ impl SearchIndex {
         let mut unlocated_by_name: Vec<ServiceNo> =
             (0..services).filter(|&ix| locations_of(ix).is_empty()).map(|ix| ix as ServiceNo).collect();
         unlocated_by_name.sort_unstable_by_key(|&ix| stored.name_rank[ix as usize]);
-        // Each location of any service once, in location order.
-        let mut used = vec![false; units.len()];
-        for &l in stored.locations.items() {
-            used[l as usize] = true;
-        }
-        let nearest = SpatialIndex::of_points(
-            used.iter().enumerate().filter(|(_, u)| **u).map(|(l, _)| (units[l], l as LocationNo)).collect(),
-        );
         SearchIndex {
             directory,
             publication: publication.into_publication(),
@@ -90,8 +78,7 @@ impl SearchIndex {
             category_sets,
             national_set,
             located_set,
-            nearest,
-            services_at,
+            located,
             unlocated_by_name,
             file: Backing::Owned(Vec::new()),
             rendered_at,

@@ -1,6 +1,7 @@
-//! The radius rule's candidates (behaviour.md, Search 3): the services without service
-//! areas, one entry per (location, service), in bands of latitude and, within a band, in
-//! order of longitude.
+//! Services' locations, one entry per (location, service), in bands of latitude and, within
+//! a band, in order of longitude. The index keeps two: the radius rule's candidates (the
+//! services without service areas, behaviour.md, Search 3), and every located service, from
+//! which a page of results is taken nearest first (Search 7).
 //!
 //! A radius query is then a few contiguous runs of memory, one per band the circle
 //! crosses, each cut out by two binary searches on longitude: no tree to walk and no
@@ -8,6 +9,8 @@
 //! plus those lookups, all cache misses, were half of the server's time). As with the
 //! R-tree it replaces, the band and longitude bounds only narrow the candidates; whether
 //! a location is within the radius is decided by [`within_radius`].
+
+use std::ops::Range;
 
 use super::{LocationNo, ServiceNo};
 use crate::model::Point;
@@ -19,7 +22,7 @@ use super::spatial::{UnitVector, chord2, unit_vector, within_radius};
 /// ten bands, and a band's binary searches cost less than the entries they skip.
 const BAND_DEGREES: f64 = 0.01;
 
-/// Area-less services' locations, by band of latitude then longitude.
+/// Services' locations, by band of latitude then longitude.
 #[derive(Debug, Default)]
 pub(crate) struct RadiusGrid {
     /// Band of the first band held.
@@ -129,6 +132,24 @@ impl RadiusGrid {
         }
     }
 
+    /// The grid of this one's entries whose service `keep` says yes to: the same order,
+    /// without sorting again.
+    pub(crate) fn only(&self, keep: impl Fn(ServiceNo) -> bool) -> RadiusGrid {
+        let mut grid = RadiusGrid { first_band: self.first_band, band_start: vec![0], ..RadiusGrid::default() };
+        for band in self.band_start.windows(2) {
+            for e in band[0] as usize..band[1] as usize {
+                if keep(self.services[e]) {
+                    grid.lons.push(self.lons[e]);
+                    grid.units.push(self.units[e]);
+                    grid.locations.push(self.locations[e]);
+                    grid.services.push(self.services[e]);
+                }
+            }
+            grid.band_start.push(grid.services.len() as u32);
+        }
+        grid
+    }
+
     /// Number of (location, service) entries.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -140,23 +161,18 @@ impl RadiusGrid {
         self.services.is_empty()
     }
 
-    /// Calls `found` with the service of every entry whose location lies within `radius_m`
-    /// metres of `centre` by [`Point::distance_m`] (`points` as given to [`RadiusGrid::new`]),
-    /// band by band; a service with several such locations is found once
-    /// for each. `tick` is called once per entry looked at and stops the scan at its first
-    /// error.
-    pub(crate) fn within<E>(
+    /// Calls `each` with every run of entries that may lie within `radius_m` metres of
+    /// `centre`, band by band, with the band's south and north edges: together the runs hold
+    /// every entry within the radius (and some just outside it). Stops at `each`'s first error.
+    fn runs<E>(
         &self,
-        points: &[Point],
         centre: Point,
         radius_m: f64,
-        mut tick: impl FnMut() -> Result<(), E>,
-        mut found: impl FnMut(ServiceNo),
+        mut each: impl FnMut((f64, f64), usize, usize) -> Result<(), E>,
     ) -> Result<(), E> {
         if self.is_empty() || radius_m.is_nan() || radius_m < 0.0 {
             return Ok(());
         }
-        let c = unit_vector(centre);
         let angle = radius_m / EARTH_RADIUS_M;
         // The latitudes the circle spans, widened by a hair for rounding.
         let spread = angle.to_degrees() * (1.0 + 1e-9) + 1e-9;
@@ -185,40 +201,99 @@ impl RadiusGrid {
         };
         let last = self.first_band + self.band_start.len() as i64 - 2;
         let (from, to) = (band(south).max(self.first_band), band(north).min(last));
-        let inner = Inner::of(centre, radius_m);
-        let inside = |e: usize| {
-            let exact = || points[self.locations[e] as usize].distance_m(centre);
-            within_radius(chord2(&c, &self.units[e]), radius_m, exact)
-        };
         for b in from..=to {
-            let (south_edge, north_edge) = band_edges(b);
+            let edges = band_edges(b);
             let b = (b - self.first_band) as usize;
             let (start, end) = (self.band_start[b] as usize, self.band_start[b + 1] as usize);
             let lons = &self.lons[start..end];
             for &(west, east) in ranges.iter().filter(|(west, east)| west <= east) {
                 let lo = start + lons.partition_point(|&lon| lon < west);
                 let hi = (start + lons.partition_point(|&lon| lon <= east)).max(lo);
-                // The entries of the band surely inside the circle need no distance: their
-                // services are taken as they are, one tick for the run.
-                let (inner_lo, inner_hi) = match inner.and_then(|i| i.lons(south_edge, north_edge)) {
-                    Some((w, e)) => {
-                        let run = &self.lons[lo..hi];
-                        let inner_lo = lo + run.partition_point(|&lon| lon < w);
-                        (inner_lo, (lo + run.partition_point(|&lon| lon <= e)).max(inner_lo))
-                    }
-                    None => (hi, hi),
-                };
-                for e in (lo..inner_lo).chain(inner_hi..hi) {
-                    tick()?;
-                    if inside(e) {
-                        found(self.services[e]);
-                    }
+                if hi > lo {
+                    each(edges, lo, hi)?;
                 }
-                if inner_hi > inner_lo {
-                    tick()?;
-                    for &service in &self.services[inner_lo..inner_hi] {
-                        found(service);
-                    }
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `found` with the service of every entry whose location lies within `radius_m`
+    /// metres of `centre` by [`Point::distance_m`] (`points` as given to [`RadiusGrid::new`]),
+    /// band by band; a service with several such locations is found once
+    /// for each. `tick` is called once per entry looked at and stops the scan at its first
+    /// error.
+    pub(crate) fn within<E>(
+        &self,
+        points: &[Point],
+        centre: Point,
+        radius_m: f64,
+        mut tick: impl FnMut() -> Result<(), E>,
+        mut found: impl FnMut(ServiceNo),
+    ) -> Result<(), E> {
+        let c = unit_vector(centre);
+        let inner = Inner::of(centre, radius_m);
+        let inside = |e: usize| {
+            let exact = || points[self.locations[e] as usize].distance_m(centre);
+            within_radius(chord2(&c, &self.units[e]), radius_m, exact)
+        };
+        self.runs(centre, radius_m, |(south_edge, north_edge), lo, hi| {
+            // The entries of the band surely inside the circle need no distance: their
+            // services are taken as they are, one tick for the run.
+            let (inner_lo, inner_hi) = match inner.and_then(|i| i.lons(south_edge, north_edge)) {
+                Some((w, e)) => {
+                    let run = &self.lons[lo..hi];
+                    let inner_lo = lo + run.partition_point(|&lon| lon < w);
+                    (inner_lo, (lo + run.partition_point(|&lon| lon <= e)).max(inner_lo))
+                }
+                None => (hi, hi),
+            };
+            for e in (lo..inner_lo).chain(inner_hi..hi) {
+                tick()?;
+                if inside(e) {
+                    found(self.services[e]);
+                }
+            }
+            if inner_hi > inner_lo {
+                tick()?;
+                for &service in &self.services[inner_lo..inner_hi] {
+                    found(service);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// The runs of entries that may lie within `radius_m` metres of `centre`: every entry
+    /// within the radius is in one of them (and some just outside it). Their lengths are what
+    /// scanning them costs, known before scanning.
+    pub(crate) fn runs_near(&self, centre: Point, radius_m: f64) -> Vec<Range<usize>> {
+        let mut runs = Vec::new();
+        let _ = self.runs(centre, radius_m, |_, lo, hi| {
+            runs.push(lo..hi);
+            Ok::<(), ()>(())
+        });
+        runs
+    }
+
+    /// Calls `found` with the service of every entry of `runs` whose squared chord to `c` is
+    /// at most `max_chord2`, once `wanted` has said yes to its service (asked first: a set
+    /// lookup costs less than the chord). `tick` is called once per run and stops the scan at
+    /// its first error.
+    pub(crate) fn scan<E>(
+        &self,
+        runs: &[Range<usize>],
+        c: &UnitVector,
+        max_chord2: f64,
+        mut tick: impl FnMut() -> Result<(), E>,
+        mut wanted: impl FnMut(ServiceNo) -> bool,
+        mut found: impl FnMut(ServiceNo),
+    ) -> Result<(), E> {
+        for run in runs {
+            tick()?;
+            let (services, units) = (&self.services[run.clone()], &self.units[run.clone()]);
+            for (&service, unit) in services.iter().zip(units) {
+                if wanted(service) && chord2(c, unit) <= max_chord2 {
+                    found(service);
                 }
             }
         }
@@ -229,6 +304,7 @@ impl RadiusGrid {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::spatial::radius_chord2;
     use proptest::prelude::*;
 
     fn units(points: &[Point]) -> Vec<UnitVector> {
@@ -246,6 +322,25 @@ mod tests {
     fn grid_finds(grid: &RadiusGrid, points: &[Point], centre: Point, radius: f64) -> Vec<ServiceNo> {
         let mut found = Vec::new();
         grid.within(points, centre, radius, || Ok::<(), ()>(()), |s| found.push(s)).unwrap();
+        found.sort_unstable();
+        found
+    }
+
+    /// Every (location, service) pair whose squared chord to `centre` is at most that of
+    /// `radius`, by brute force.
+    fn brute_chord(points: &[Point], pairs: &[(LocationNo, ServiceNo)], centre: Point, radius: f64) -> Vec<ServiceNo> {
+        let (c, max) = (unit_vector(centre), radius_chord2(radius));
+        let mut found: Vec<ServiceNo> =
+            pairs.iter().filter(|(l, _)| chord2(&c, &unit_vector(points[*l as usize])) <= max).map(|p| p.1).collect();
+        found.sort_unstable();
+        found
+    }
+
+    fn scan_finds(grid: &RadiusGrid, centre: Point, radius: f64) -> Vec<ServiceNo> {
+        let runs = grid.runs_near(centre, radius);
+        let mut found = Vec::new();
+        let c = unit_vector(centre);
+        grid.scan(&runs, &c, radius_chord2(radius), || Ok::<(), ()>(()), |_| true, |s| found.push(s)).unwrap();
         found.sort_unstable();
         found
     }
@@ -275,11 +370,42 @@ mod tests {
                     brute(&points, &pairs, centre, radius),
                     "{centre:?} {radius}"
                 );
+                assert_eq!(
+                    scan_finds(&grid, centre, radius),
+                    brute_chord(&points, &pairs, centre, radius),
+                    "{centre:?} {radius}"
+                );
             }
         }
         // The antimeridian: 222 m apart across it.
         assert_eq!(grid_finds(&grid, &points, points[3], 300.0), [30, 40]);
         assert!(RadiusGrid::new(&points, &units(&points), std::iter::empty()).is_empty());
+    }
+
+    #[test]
+    fn a_scan_asks_the_set_first_and_counts_what_it_looks_at() {
+        let points =
+            vec![Point { lat: 56.0, lon: -4.0 }, Point { lat: 56.001, lon: -4.0 }, Point { lat: 57.0, lon: -4.0 }];
+        let grid = RadiusGrid::new(&points, &units(&points), (0..3).map(|l| (l, l)));
+        let runs = grid.runs_near(points[0], 500.0);
+        // The far location is in no run; the two near ones are looked at.
+        assert_eq!(runs.iter().map(ExactSizeIterator::len).sum::<usize>(), 2);
+        let (mut asked, mut found) = (Vec::new(), Vec::new());
+        let c = unit_vector(points[0]);
+        grid.scan(
+            &runs,
+            &c,
+            radius_chord2(500.0),
+            || Ok::<(), ()>(()),
+            |s| {
+                asked.push(s);
+                s != 0
+            },
+            |s| found.push(s),
+        )
+        .unwrap();
+        assert_eq!((asked, found), (vec![0, 1], vec![1]));
+        assert!(RadiusGrid::new(&points, &units(&points), std::iter::empty()).runs_near(points[0], 1e7).is_empty());
     }
 
     #[test]
@@ -337,6 +463,12 @@ mod tests {
             // Radii exactly at some location's distance: the boundary is decided exactly.
             for r in [radius, points[0].distance_m(centre), points[points.len() - 1].distance_m(centre)] {
                 prop_assert_eq!(grid_finds(&grid, &points, centre, r), brute(&points, &pairs, centre, r));
+                prop_assert_eq!(scan_finds(&grid, centre, r), brute_chord(&points, &pairs, centre, r));
+                // A grid cut out of another finds what one built from its pairs finds.
+                let even: Vec<(LocationNo, ServiceNo)> = pairs.iter().copied().filter(|p| p.1 % 2 == 0).collect();
+                let only = grid.only(|s| s % 2 == 0);
+                prop_assert_eq!(only.len(), even.len());
+                prop_assert_eq!(grid_finds(&only, &points, centre, r), brute(&points, &even, centre, r));
             }
         }
     }

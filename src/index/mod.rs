@@ -27,7 +27,7 @@
 //!    of each (its markup and what the map reads, `markup.rs`), v4 then v3, and before them
 //!    the `4 × services + 1` byte offsets (`u64`) that cut them apart.
 //!
-//! The structures derived from the core (the R-tree, the radius grid, the service sets,
+//! The structures derived from the core (the two location grids, the service sets,
 //! `derive.rs`) are rebuilt on load. A file whose header, lengths or checksum do not hold,
 //! or whose core refers to anything that does not exist, is refused at start-up, never
 //! served. Bump `FORMAT_VERSION` whenever the encoded shape changes (any change to the
@@ -59,7 +59,7 @@ use file::{Backing, Sums, check_core, check_header, check_rendered, encode, writ
 use grid::RadiusGrid;
 use postcodes::PostcodeTable;
 use sets::ServiceSet;
-use spatial::{SpatialIndex, UnitVector};
+use spatial::UnitVector;
 use stored::Core;
 use text::TextLookup;
 
@@ -169,10 +169,9 @@ pub struct SearchIndex {
     pub(crate) national_set: ServiceSet,
     /// Services with at least one location.
     pub(crate) located_set: ServiceSet,
-    /// Every location of any service: results are taken from it nearest first.
-    pub(crate) nearest: SpatialIndex,
-    /// Every service at each location.
-    pub(crate) services_at: Csr<ServiceNo>,
+    /// Every located service at each of its locations: results are taken from it nearest
+    /// first.
+    pub(crate) located: RadiusGrid,
     /// Services without locations, in (name, id) order: the order in which they follow
     /// the located ones when there is no `q` (Search 7).
     pub(crate) unlocated_by_name: Vec<ServiceNo>,
@@ -561,9 +560,8 @@ mod tests {
         let index = index();
         // Only the area-less service is a radius candidate, at its one location.
         assert_eq!(index.radius.len(), 1);
-        // Every service at the location is in the tree of all locations.
-        assert_eq!(index.nearest.len(), 1);
-        assert_eq!(index.services_at.get(0), [0, 2]);
+        // Both located services are in the grid of all locations, at the one location.
+        assert_eq!(index.located.len(), 2);
         assert_eq!(index.national_set.iter().collect::<Vec<_>>(), [1]);
         assert_eq!(index.located_set.iter().collect::<Vec<_>>(), [0, 2]);
         assert_eq!(index.area_sets[0].iter().collect::<Vec<_>>(), [1]);

@@ -1,16 +1,12 @@
-//! Where services are: an R-tree of location points and cheap distance keys.
+//! Cheap distance keys between points.
 //!
 //! Points are kept as unit vectors in 3-D. The straight-line (chord) distance between two
 //! unit vectors grows strictly with the great-circle distance, so squared chords order
 //! services exactly as great-circle distances do, without any trigonometry per candidate;
-//! and "within r metres" becomes "within a chord of `2 sin(r / 2R)`", a plain sphere query
-//! for the R-tree. Whether a location is within the radius is still decided with
-//! [`Point::distance_m`] (behaviour.md, Search 3): the tree only narrows the candidates.
+//! and "within r metres" becomes "within a chord of `2 sin(r / 2R)`". Whether a location is
+//! within the radius is still decided with [`Point::distance_m`] (behaviour.md, Search 3)
+//! when its chord falls within a hair of that boundary.
 
-use rstar::RTree;
-use rstar::primitives::GeomWithData;
-
-use super::LocationNo;
 use crate::model::Point;
 use crate::model::geo::EARTH_RADIUS_M;
 
@@ -30,15 +26,22 @@ pub(crate) fn chord2(a: &UnitVector, b: &UnitVector) -> f64 {
     dx * dx + dy * dy + dz * dz
 }
 
+/// The squared chord of a great-circle distance of `radius_m` metres (4, the diameter's,
+/// from half the globe on).
+#[inline]
+pub(crate) fn radius_chord2(radius_m: f64) -> f64 {
+    let angle = (radius_m / EARTH_RADIUS_M).min(std::f64::consts::PI);
+    let chord = 2.0 * (angle / 2.0).sin();
+    chord * chord
+}
+
 /// Whether a point whose squared chord to the centre is `chord2` lies within `radius_m`
 /// metres by [`Point::distance_m`]: decided on the chord alone unless it falls within a
 /// hair of the boundary, where the great-circle distance itself decides (behaviour.md,
 /// Search 3). `exact` computes that distance.
 #[inline]
 pub(crate) fn within_radius(chord2: f64, radius_m: f64, exact: impl FnOnce() -> f64) -> bool {
-    let angle = (radius_m / EARTH_RADIUS_M).min(std::f64::consts::PI);
-    let chord = 2.0 * (angle / 2.0).sin();
-    let boundary = chord * chord;
+    let boundary = radius_chord2(radius_m);
     // Rounding in either formula is ~1e-15 relative; 1e-9 leaves a wide margin.
     if chord2 < boundary * (1.0 - 1e-9) {
         true
@@ -46,33 +49,6 @@ pub(crate) fn within_radius(chord2: f64, radius_m: f64, exact: impl FnOnce() -> 
         false
     } else {
         exact() <= radius_m
-    }
-}
-
-/// An R-tree of locations, walked nearest first to take a page of results in order
-/// (Search 7). Which locations match by radius is [`super::grid::RadiusGrid`]'s.
-#[derive(Debug, Default)]
-pub(crate) struct SpatialIndex {
-    tree: RTree<GeomWithData<UnitVector, LocationNo>>,
-}
-
-impl SpatialIndex {
-    /// Bulk-loads the given points.
-    pub(crate) fn of_points(points: Vec<(UnitVector, LocationNo)>) -> SpatialIndex {
-        let points = points.into_iter().map(|(p, ix)| GeomWithData::new(p, ix)).collect();
-        SpatialIndex { tree: RTree::bulk_load(points) }
-    }
-
-    /// Number of locations in the tree.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.tree.size()
-    }
-
-    /// Every location, nearest to `centre` first, with its squared chord to it (as the tree
-    /// computes it: it may differ from [`chord2`] in the last bit).
-    pub(crate) fn nearest(&self, centre: &UnitVector) -> impl Iterator<Item = (LocationNo, f64)> + '_ {
-        self.tree.nearest_neighbor_iter_with_distance_2(*centre).map(|(item, d)| (item.data, d))
     }
 }
 

@@ -1,9 +1,9 @@
 //! One search, as a pure function: candidates → filter → rank → page (behaviour.md,
 //! Search 3–8). No HTTP here: the server turns the page into a response.
 //!
-//! Candidates come from the cheapest source that contains every match: the services of
-//! the text index's posting lists when there is a `q`, else the posting lists of the
-//! postcode's service areas plus the services without areas found through the R-tree.
+//! Candidates are the services of the postcode's service areas (a union of sets) plus the
+//! services without areas found by radius in the grid of their locations; `category`,
+//! `location_type` and then `q` narrow them.
 //!
 //! Relevance (Search 4) is, summed over the distinct words of `q`, the weights of the fields
 //! of the service that the word matches in: name 2, description 1.5, category name 1 (so
@@ -47,9 +47,9 @@ impl From<SearchError> for crate::api::ApiError {
 /// are a set (a union of the postcode's area sets and the services found by radius, then
 /// intersected with the category, `location_type` and `q` sets), so `count` is a
 /// population count and a page past the end is known before anything is ordered; the page
-/// is then taken from a nearest-first walk of the locations that stops once the page is
-/// full, or, when the walk would be longer than ordering the matches themselves, from a
-/// selection over them that orders only the page.
+/// is then taken from circles of growing radius around the postcode, until one holds it,
+/// or, when the circles would look at more locations than ordering the matches themselves
+/// costs, from a selection over them that orders only the page.
 pub fn run(index: &SearchIndex, params: &SearchParams<'_>, deadline: Deadline) -> Result<ResultPage, SearchError> {
     if params.page == PageNumber::Invalid {
         return Err(InvalidPage.into());
