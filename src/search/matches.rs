@@ -16,8 +16,9 @@ use super::deadline::{Deadline, TimedOut};
 use super::page::{Hit, select_page};
 
 /// Radius of the first circle a page is looked for in (in a city, a few dozen locations):
-/// of 125, 250, 500, 1,000 and 2,000 m, 250 and 500 looked at the fewest locations in all
-/// over `make bench-search`'s queries at 100,000 services, and took the least time.
+/// of 125, 250, 500, 1,000 and 2,000 m, 250 and 500 took the least time over `make
+/// bench-search`'s queries at 100,000 services (a smaller first circle looks at fewer
+/// locations in all, but scans more circles).
 const FIRST_RADIUS_M: f64 = 500.0;
 /// Locations looked at per located match before ordering the matches directly costs less:
 /// a location looked at is a set lookup in a run of memory; a match ordered directly is its
