@@ -2,7 +2,7 @@
 //! Rebuilt on every load, never stored.
 
 use super::csr::Csr;
-use super::grid::RadiusGrid;
+use super::grid::LocationGrid;
 use super::sets::ServiceSet;
 use super::spatial::{UnitVector, unit_vector};
 use super::stored::Core;
@@ -32,7 +32,7 @@ impl SearchIndex {
             items: stored.locations.items().iter().map(|&l| units[l as usize]).collect(),
         };
         // Every located service at each of its locations: pages are taken from it nearest first.
-        let located = RadiusGrid::new(
+        let located = LocationGrid::new(
             &location_points,
             &units,
             (0..services).flat_map(|ix| locations_of(ix).iter().map(move |&l| (l, ix as ServiceNo))),

@@ -24,7 +24,7 @@ const BAND_DEGREES: f64 = 0.01;
 
 /// Services' locations, by band of latitude then longitude.
 #[derive(Debug, Default)]
-pub(crate) struct RadiusGrid {
+pub(crate) struct LocationGrid {
     /// Band of the first band held.
     first_band: i64,
     /// Entries of band `first_band + b` are `band_start[b]..band_start[b + 1]`.
@@ -94,7 +94,7 @@ impl Inner {
     }
 }
 
-impl RadiusGrid {
+impl LocationGrid {
     /// The grid of the given (location, service) pairs, `points[location]` being where each
     /// location is and `units[location]` its [`unit_vector`]. Pairs of locations out of
     /// range are left out.
@@ -102,7 +102,7 @@ impl RadiusGrid {
         points: &[Point],
         units: &[UnitVector],
         pairs: impl Iterator<Item = (LocationNo, ServiceNo)>,
-    ) -> RadiusGrid {
+    ) -> LocationGrid {
         let mut entries: Vec<(i64, f64, LocationNo, ServiceNo)> = pairs
             .filter_map(|(loc, service)| {
                 let p = points.get(loc as usize).filter(|_| (loc as usize) < units.len())?;
@@ -111,7 +111,7 @@ impl RadiusGrid {
             .collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then((a.2, a.3).cmp(&(b.2, b.3))));
         let Some(first_band) = entries.first().map(|e| e.0) else {
-            return RadiusGrid::default();
+            return LocationGrid::default();
         };
         let last_band = entries.last().map_or(first_band, |e| e.0);
         let bands = (last_band - first_band + 1) as usize;
@@ -122,7 +122,7 @@ impl RadiusGrid {
         for b in 1..band_start.len() {
             band_start[b] += band_start[b - 1];
         }
-        RadiusGrid {
+        LocationGrid {
             first_band,
             band_start,
             lons: entries.iter().map(|e| e.1).collect(),
@@ -134,8 +134,8 @@ impl RadiusGrid {
 
     /// The grid of this one's entries whose service `keep` says yes to: the same order,
     /// without sorting again.
-    pub(crate) fn only(&self, keep: impl Fn(ServiceNo) -> bool) -> RadiusGrid {
-        let mut grid = RadiusGrid { first_band: self.first_band, band_start: vec![0], ..RadiusGrid::default() };
+    pub(crate) fn only(&self, keep: impl Fn(ServiceNo) -> bool) -> LocationGrid {
+        let mut grid = LocationGrid { first_band: self.first_band, band_start: vec![0], ..LocationGrid::default() };
         for band in self.band_start.windows(2) {
             for e in band[0] as usize..band[1] as usize {
                 if keep(self.services[e]) {
@@ -218,7 +218,7 @@ impl RadiusGrid {
     }
 
     /// Calls `found` with the service of every entry whose location lies within `radius_m`
-    /// metres of `centre` by [`Point::distance_m`] (`points` as given to [`RadiusGrid::new`]),
+    /// metres of `centre` by [`Point::distance_m`] (`points` as given to [`LocationGrid::new`]),
     /// band by band; a service with several such locations is found once
     /// for each. `tick` is called once per entry looked at and stops the scan at its first
     /// error.
@@ -319,7 +319,7 @@ mod tests {
         found
     }
 
-    fn grid_finds(grid: &RadiusGrid, points: &[Point], centre: Point, radius: f64) -> Vec<ServiceNo> {
+    fn grid_finds(grid: &LocationGrid, points: &[Point], centre: Point, radius: f64) -> Vec<ServiceNo> {
         let mut found = Vec::new();
         grid.within(points, centre, radius, || Ok::<(), ()>(()), |s| found.push(s)).unwrap();
         found.sort_unstable();
@@ -336,7 +336,7 @@ mod tests {
         found
     }
 
-    fn scan_finds(grid: &RadiusGrid, centre: Point, radius: f64) -> Vec<ServiceNo> {
+    fn scan_finds(grid: &LocationGrid, centre: Point, radius: f64) -> Vec<ServiceNo> {
         let runs = grid.runs_near(centre, radius);
         let mut found = Vec::new();
         let c = unit_vector(centre);
@@ -359,7 +359,7 @@ mod tests {
         ];
         let pairs: Vec<(LocationNo, ServiceNo)> =
             (0..points.len() as u32).map(|l| (l, l * 10)).chain([(0, 7)]).collect();
-        let grid = RadiusGrid::new(&points, &units(&points), pairs.iter().copied());
+        let grid = LocationGrid::new(&points, &units(&points), pairs.iter().copied());
         assert_eq!(grid.len(), pairs.len());
         for centre in
             [points[0], points[3], points[4], points[5], Point { lat: -90.0, lon: 0.0 }, Point { lat: 10.0, lon: 0.0 }]
@@ -379,14 +379,14 @@ mod tests {
         }
         // The antimeridian: 222 m apart across it.
         assert_eq!(grid_finds(&grid, &points, points[3], 300.0), [30, 40]);
-        assert!(RadiusGrid::new(&points, &units(&points), std::iter::empty()).is_empty());
+        assert!(LocationGrid::new(&points, &units(&points), std::iter::empty()).is_empty());
     }
 
     #[test]
     fn a_scan_asks_the_set_first_and_counts_what_it_looks_at() {
         let points =
             vec![Point { lat: 56.0, lon: -4.0 }, Point { lat: 56.001, lon: -4.0 }, Point { lat: 57.0, lon: -4.0 }];
-        let grid = RadiusGrid::new(&points, &units(&points), (0..3).map(|l| (l, l)));
+        let grid = LocationGrid::new(&points, &units(&points), (0..3).map(|l| (l, l)));
         let runs = grid.runs_near(points[0], 500.0);
         // The far location is in no run; the two near ones are looked at.
         assert_eq!(runs.iter().map(ExactSizeIterator::len).sum::<usize>(), 2);
@@ -405,13 +405,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!((asked, found), (vec![0, 1], vec![1]));
-        assert!(RadiusGrid::new(&points, &units(&points), std::iter::empty()).runs_near(points[0], 1e7).is_empty());
+        assert!(LocationGrid::new(&points, &units(&points), std::iter::empty()).runs_near(points[0], 1e7).is_empty());
     }
 
     #[test]
     fn a_tick_error_stops_the_scan() {
         let points = vec![Point { lat: 56.0, lon: -4.0 }; 3];
-        let grid = RadiusGrid::new(&points, &units(&points), (0..3).map(|l| (l, l)));
+        let grid = LocationGrid::new(&points, &units(&points), (0..3).map(|l| (l, l)));
         let mut ticks = 0;
         // Under INNER_MARGIN_M: every entry is measured, one tick each.
         let result = grid.within(
@@ -458,7 +458,7 @@ mod tests {
             };
             let points: Vec<Point> = raw.iter().map(|&d| at(d)).collect();
             let pairs: Vec<(LocationNo, ServiceNo)> = (0..points.len() as u32).map(|l| (l, l % 7)).collect();
-            let grid = RadiusGrid::new(&points, &units(&points), pairs.iter().copied());
+            let grid = LocationGrid::new(&points, &units(&points), pairs.iter().copied());
             let centre = at(centre);
             // Radii exactly at some location's distance: the boundary is decided exactly.
             for r in [radius, points[0].distance_m(centre), points[points.len() - 1].distance_m(centre)] {

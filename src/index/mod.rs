@@ -56,7 +56,7 @@ use crate::model::{Directory, Point};
 use crate::views::Publication;
 use csr::Csr;
 use file::{Backing, Sums, check_core, check_header, check_rendered, encode, write_file};
-use grid::RadiusGrid;
+use grid::LocationGrid;
 use postcodes::PostcodeTable;
 use sets::ServiceSet;
 use spatial::UnitVector;
@@ -152,7 +152,7 @@ pub struct SearchIndex {
     pub(crate) outcodes: PostcodeTable,
     pub(crate) text: TextLookup,
     /// Locations of area-less services, with their services: the radius rule's candidates.
-    pub(crate) radius: RadiusGrid,
+    pub(crate) radius: LocationGrid,
     /// Each location's point, for the exact radius rule.
     pub(crate) location_points: Vec<Point>,
     /// Unit vectors of each service's locations, for its distance key.
@@ -171,7 +171,7 @@ pub struct SearchIndex {
     pub(crate) located_set: ServiceSet,
     /// Every located service at each of its locations: results are taken from it nearest
     /// first.
-    pub(crate) located: RadiusGrid,
+    pub(crate) located: LocationGrid,
     /// Services without locations, in (name, id) order: the order in which they follow
     /// the located ones when there is no `q` (Search 7).
     pub(crate) unlocated_by_name: Vec<ServiceNo>,
