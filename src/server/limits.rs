@@ -2,6 +2,7 @@
 //! header size (431), requests at once (429) and time per request (408), each answered
 //! with a JSON body. The limits on connections are [`super::connections`]'.
 
+use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -14,7 +15,7 @@ use tower::load_shed::LoadShedLayer;
 use tower::load_shed::error::Overloaded;
 use tower::timeout::TimeoutLayer;
 use tower::timeout::error::Elapsed;
-use tower::{BoxError, ServiceBuilder};
+use tower::{BoxError, Service, ServiceBuilder};
 
 use crate::api::ApiError;
 use crate::search::Deadline;
@@ -88,28 +89,32 @@ pub(super) async fn size_limits(State(limits): State<Limits>, request: Request, 
 /// handler that awaits (the preview's file reads) is cut at the limit; a search computes
 /// inline without awaiting (see `respond::endpoint`), so it is also handed the
 /// [`Deadline`] and stops itself.
-pub(super) fn concurrency_and_time(router: Router, limits: Limits) -> Router {
+pub(super) fn concurrency_and_time(
+    router: Router,
+    limits: Limits,
+) -> impl Service<Request, Response = Response, Error = Infallible, Future: Send + 'static> + Clone + Send + Sync + 'static
+{
     let limit = limits.request_timeout;
     let deadline = move |mut request: Request| async move {
         request.extensions_mut().insert(Deadline::at(Instant::now() + limit));
         request
     };
-    router.layer(axum::middleware::map_request(deadline)).layer(
-        ServiceBuilder::new()
-            .layer(HandleErrorLayer::new(|error: BoxError| async move {
-                if error.is::<Overloaded>() {
-                    ApiError::Overloaded
-                } else if error.is::<Elapsed>() {
-                    ApiError::TimedOut
-                } else {
-                    tracing::error!(%error, "a request limit failed; answered 500");
-                    ApiError::Internal
-                }
-            }))
-            .layer(LoadShedLayer::new())
-            .layer(GlobalConcurrencyLimitLayer::new(limits.max_concurrent))
-            .layer(TimeoutLayer::new(limit)),
-    )
+    ServiceBuilder::new()
+        .layer(HandleErrorLayer::new(|error: BoxError| async move {
+            if error.is::<Overloaded>() {
+                ApiError::Overloaded
+            } else if error.is::<Elapsed>() {
+                ApiError::TimedOut
+            } else {
+                tracing::error!(%error, "a request limit failed; answered 500");
+                ApiError::Internal
+            }
+        }))
+        .layer(LoadShedLayer::new())
+        .layer(GlobalConcurrencyLimitLayer::new(limits.max_concurrent))
+        .layer(TimeoutLayer::new(limit))
+        .layer(axum::middleware::map_request(deadline))
+        .service(router)
 }
 
 pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
