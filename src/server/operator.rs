@@ -7,8 +7,8 @@
 //! so every server, including those tests start in one process, counts only its own
 //! requests.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use axum::Router;
@@ -51,6 +51,19 @@ pub(crate) const POLLS: &str = "svcdir_index_polls_total";
 const LATENCY_BUCKETS: &[f64] =
     &[0.000_25, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 
+/// Every route label, in the order of [`Telemetry`]'s handles.
+const ROUTES: [&str; 5] = [V4_PATH, V3_PATH, "/healthz", "/metrics", "other"];
+
+/// Status codes with a handle of their own, per route: `100..STATUSES_FROM + STATUSES`.
+const STATUSES_FROM: u16 = 100;
+const STATUSES: usize = 500;
+
+/// Requests recorded between two drains of the histograms' pending samples: the recorder
+/// keeps every sample until a scrape or an upkeep folds it into the buckets, so a server
+/// that nobody scrapes grew by about 20 bytes a request (2.5 MB per 120,000 requests,
+/// measured) without one.
+const UPKEEP_EVERY: u64 = 4096;
+
 /// The route label of a path: the paths this server answers, and `other` for the rest
 /// (never the path itself, so that scanning for URLs cannot grow the series without bound).
 pub(crate) fn route_label(path: &str) -> &'static str {
@@ -70,6 +83,13 @@ pub struct Telemetry {
     handle: PrometheusHandle,
     process: metrics_process::Collector,
     in_flight: AtomicI64,
+    /// The handles of [`REQUESTS`] by route and status (`route * STATUSES + status - 100`)
+    /// and of [`REQUEST_SECONDS`] by route, made on first use: a request then costs no
+    /// key built, hashed and looked up in the registry.
+    requests: Box<[OnceLock<metrics::Counter>]>,
+    seconds: [OnceLock<metrics::Histogram>; ROUTES.len()],
+    /// Requests recorded, for [`UPKEEP_EVERY`].
+    recorded: AtomicU64,
     started: Instant,
     /// What the last poll of the publication (`--from`) failed with, `Some(None)` once one
     /// succeeds; `None` until a first poll (and always without `--from`).
@@ -105,6 +125,9 @@ impl Telemetry {
             handle,
             process,
             in_flight: AtomicI64::new(0),
+            requests: (0..ROUTES.len() * STATUSES).map(|_| OnceLock::new()).collect(),
+            seconds: Default::default(),
+            recorded: AtomicU64::new(0),
             started: Instant::now(),
             last_poll_error: Default::default(),
         };
@@ -144,10 +167,25 @@ impl Telemetry {
 
     /// Counts one answered request.
     pub fn record(&self, route: &'static str, status: StatusCode, took: Duration) {
-        self.with(|| {
-            metrics::counter!(REQUESTS, "route" => route, "status" => status.as_u16().to_string()).increment(1);
-            metrics::histogram!(REQUEST_SECONDS, "route" => route).record(took.as_secs_f64());
-        });
+        let counter = || metrics::counter!(REQUESTS, "route" => route, "status" => status.as_u16().to_string());
+        let histogram = || metrics::histogram!(REQUEST_SECONDS, "route" => route);
+        match ROUTES.iter().position(|&r| r == route) {
+            Some(r) => {
+                let at = (status.as_u16().wrapping_sub(STATUSES_FROM) as usize) < STATUSES;
+                match at.then(|| &self.requests[r * STATUSES + (status.as_u16() - STATUSES_FROM) as usize]) {
+                    Some(cell) => cell.get_or_init(|| self.with(counter)).increment(1),
+                    None => self.with(counter).increment(1),
+                }
+                self.seconds[r].get_or_init(|| self.with(histogram)).record(took.as_secs_f64());
+            }
+            None => self.with(|| {
+                counter().increment(1);
+                histogram().record(took.as_secs_f64());
+            }),
+        }
+        if self.recorded.fetch_add(1, Ordering::Relaxed) % UPKEEP_EVERY == UPKEEP_EVERY - 1 {
+            self.handle.run_upkeep();
+        }
     }
 
     /// Counts one SIGHUP reload and whether it put a new index in force.
@@ -203,7 +241,8 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// Middleware: counts every request in [`Telemetry`] (in flight, by route and status, time).
+/// Middleware: counts every request in [`Telemetry`] (in flight, by route and status, time),
+/// when there is one.
 pub(crate) async fn measure(State(telemetry): State<Option<Arc<Telemetry>>>, request: Request, next: Next) -> Response {
     let Some(telemetry) = telemetry else { return next.run(request).await };
     let started = Instant::now();
@@ -302,5 +341,32 @@ mod tests {
             text.contains(r#"svcdir_http_request_duration_seconds_bucket{route="/api/v4/services/",le="0.005"} 1"#)
         );
         assert!(text.contains(r#"svcdir_http_request_duration_seconds_count{route="/api/v4/services/"} 2"#));
+    }
+
+    #[test]
+    fn samples_drained_by_the_upkeep_are_still_counted() {
+        let telemetry = Telemetry::new();
+        let n = UPKEEP_EVERY * 2 + 5;
+        for k in 0..n {
+            let status = if k % 2 == 0 { StatusCode::OK } else { StatusCode::NOT_FOUND };
+            telemetry.record(V3_PATH, status, Duration::from_micros(k % 700));
+        }
+        // A route label outside the closed set and a status past the handles' range take
+        // the registry's path and are counted the same.
+        telemetry.record("elsewhere", StatusCode::OK, Duration::ZERO);
+        telemetry.record(V3_PATH, StatusCode::from_u16(999).unwrap(), Duration::ZERO);
+        let text = telemetry.handle.render();
+        let count = |series: &str| {
+            text.lines()
+                .find_map(|line| line.strip_prefix(series)?.trim().parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("{series} in {text}"))
+        };
+        assert_eq!(count(r#"svcdir_http_requests_total{route="/api/v3/search/",status="200"}"#), n.div_ceil(2));
+        assert_eq!(count(r#"svcdir_http_requests_total{route="/api/v3/search/",status="404"}"#), n / 2);
+        assert_eq!(count(r#"svcdir_http_requests_total{route="/api/v3/search/",status="999"}"#), 1);
+        assert_eq!(count(r#"svcdir_http_requests_total{route="elsewhere",status="200"}"#), 1);
+        assert_eq!(count(r#"svcdir_http_request_duration_seconds_count{route="/api/v3/search/"}"#), n + 1);
+        // 0 to 699 us: all of them within 1 ms.
+        assert_eq!(count(r#"svcdir_http_request_duration_seconds_bucket{route="/api/v3/search/",le="0.001"}"#), n + 1);
     }
 }
