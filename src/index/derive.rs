@@ -4,7 +4,7 @@
 use super::csr::Csr;
 use super::grid::LocationGrid;
 use super::sets::ServiceSet;
-use super::spatial::{UnitVector, unit_vector};
+use super::spatial::{ServiceKey, UnitVector, unit_vector};
 use super::stored::Core;
 use super::text::TextLookup;
 use super::{Backing, SearchIndex, ServiceNo};
@@ -31,6 +31,16 @@ impl SearchIndex {
             start: stored.locations.start.clone(),
             items: stored.locations.items().iter().map(|&l| units[l as usize]).collect(),
         };
+        let service_keys = (0..services)
+            .map(|ix| {
+                let points = service_points.get(ix);
+                ServiceKey {
+                    unit: points.first().copied().unwrap_or_default(),
+                    name_rank: stored.name_rank[ix],
+                    locations: points.len() as u32,
+                }
+            })
+            .collect();
         // Every located service at each of its locations: pages are taken from it nearest first.
         let located = LocationGrid::new(
             &location_points,
@@ -73,6 +83,7 @@ impl SearchIndex {
             radius,
             location_points,
             service_points,
+            service_keys,
             name_rank: stored.name_rank,
             area_sets,
             category_sets,

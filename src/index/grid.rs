@@ -217,18 +217,17 @@ impl LocationGrid {
         Ok(())
     }
 
-    /// Calls `found` with the service of every entry whose location lies within `radius_m`
+    /// Adds to `found` the service of every entry whose location lies within `radius_m`
     /// metres of `centre` by [`Point::distance_m`] (`points` as given to [`LocationGrid::new`]),
-    /// band by band; a service with several such locations is found once
-    /// for each. `tick` is called once per entry looked at and stops the scan at its first
-    /// error.
+    /// band by band; a service with several such locations is added once for each. `tick` is
+    /// called once per entry looked at and stops the scan at its first error.
     pub(crate) fn within<E>(
         &self,
         points: &[Point],
         centre: Point,
         radius_m: f64,
         mut tick: impl FnMut() -> Result<(), E>,
-        mut found: impl FnMut(ServiceNo),
+        found: &mut impl Extend<ServiceNo>,
     ) -> Result<(), E> {
         let c = unit_vector(centre);
         let inner = Inner::of(centre, radius_m);
@@ -250,14 +249,12 @@ impl LocationGrid {
             for e in (lo..inner_lo).chain(inner_hi..hi) {
                 tick()?;
                 if inside(e) {
-                    found(self.services[e]);
+                    found.extend([self.services[e]]);
                 }
             }
             if inner_hi > inner_lo {
                 tick()?;
-                for &service in &self.services[inner_lo..inner_hi] {
-                    found(service);
-                }
+                found.extend(self.services[inner_lo..inner_hi].iter().copied());
             }
             Ok(())
         })
@@ -275,10 +272,10 @@ impl LocationGrid {
         runs
     }
 
-    /// Calls `found` with the service of every entry of `runs` whose squared chord to `c` is
-    /// at most `max_chord2`, once `wanted` has said yes to its service (asked first: a set
-    /// lookup costs less than the chord). `tick` is called once per run and stops the scan at
-    /// its first error.
+    /// Calls `found` with the service and the squared chord to `c` of every entry of `runs`
+    /// whose squared chord is at most `max_chord2`, once `wanted` has said yes to its service
+    /// (asked first: a set lookup costs less than the chord). `tick` is called once per run
+    /// and stops the scan at its first error.
     pub(crate) fn scan<E>(
         &self,
         runs: &[Range<usize>],
@@ -286,14 +283,17 @@ impl LocationGrid {
         max_chord2: f64,
         mut tick: impl FnMut() -> Result<(), E>,
         mut wanted: impl FnMut(ServiceNo) -> bool,
-        mut found: impl FnMut(ServiceNo),
+        mut found: impl FnMut(ServiceNo, f64),
     ) -> Result<(), E> {
         for run in runs {
             tick()?;
             let (services, units) = (&self.services[run.clone()], &self.units[run.clone()]);
             for (&service, unit) in services.iter().zip(units) {
-                if wanted(service) && chord2(c, unit) <= max_chord2 {
-                    found(service);
+                if wanted(service) {
+                    let chord = chord2(c, unit);
+                    if chord <= max_chord2 {
+                        found(service, chord);
+                    }
                 }
             }
         }
@@ -321,7 +321,7 @@ mod tests {
 
     fn grid_finds(grid: &LocationGrid, points: &[Point], centre: Point, radius: f64) -> Vec<ServiceNo> {
         let mut found = Vec::new();
-        grid.within(points, centre, radius, || Ok::<(), ()>(()), |s| found.push(s)).unwrap();
+        grid.within(points, centre, radius, || Ok::<(), ()>(()), &mut found).unwrap();
         found.sort_unstable();
         found
     }
@@ -340,7 +340,7 @@ mod tests {
         let runs = grid.runs_near(centre, radius);
         let mut found = Vec::new();
         let c = unit_vector(centre);
-        grid.scan(&runs, &c, radius_chord2(radius), || Ok::<(), ()>(()), |_| true, |s| found.push(s)).unwrap();
+        grid.scan(&runs, &c, radius_chord2(radius), || Ok::<(), ()>(()), |_| true, |s, _| found.push(s)).unwrap();
         found.sort_unstable();
         found
     }
@@ -401,10 +401,11 @@ mod tests {
                 asked.push(s);
                 s != 0
             },
-            |s| found.push(s),
+            |s, chord| found.push((s, chord)),
         )
         .unwrap();
-        assert_eq!((asked, found), (vec![0, 1], vec![1]));
+        // The chord given is the entry's own.
+        assert_eq!((asked, found), (vec![0, 1], vec![(1, chord2(&c, &unit_vector(points[1])))]));
         assert!(LocationGrid::new(&points, &units(&points), std::iter::empty()).runs_near(points[0], 1e7).is_empty());
     }
 
@@ -422,12 +423,12 @@ mod tests {
                 ticks += 1;
                 if ticks == 2 { Err("late") } else { Ok(()) }
             },
-            |_| {},
+            &mut Vec::new(),
         );
         assert_eq!((result, ticks), (Err("late"), 2));
         // Wide enough to cover their band: the entries surely inside are one run, one tick.
         let mut ticks = 0;
-        let mut found = 0;
+        let mut found = Vec::new();
         let result = grid.within(
             &points,
             points[0],
@@ -436,9 +437,9 @@ mod tests {
                 ticks += 1;
                 Ok::<(), ()>(())
             },
-            |_| found += 1,
+            &mut found,
         );
-        assert_eq!((result, ticks, found), (Ok(()), 1, 3));
+        assert_eq!((result, ticks, found.len()), (Ok(()), 1, 3));
     }
 
     proptest! {

@@ -59,7 +59,7 @@ use file::{Backing, Sums, check_core, check_header, check_rendered, encode, writ
 use grid::LocationGrid;
 use postcodes::PostcodeTable;
 use sets::ServiceSet;
-use spatial::UnitVector;
+use spatial::{ServiceKey, UnitVector};
 use stored::Core;
 use text::TextLookup;
 
@@ -157,6 +157,8 @@ pub struct SearchIndex {
     pub(crate) location_points: Vec<Point>,
     /// Unit vectors of each service's locations, for its distance key.
     pub(crate) service_points: Csr<UnitVector>,
+    /// Per service, its single location and its name order together (a [`ServiceKey`]).
+    pub(crate) service_keys: Vec<ServiceKey>,
     /// Each service's position in (name, id) order: the last two keys of Search 7 as one
     /// integer, so that ordering never touches the strings.
     pub(crate) name_rank: Vec<u32>,
@@ -571,5 +573,12 @@ mod tests {
         assert_eq!(index.unlocated_by_name, [1]);
         // (name, id) order: Health Walks, Money Advice, Walking Group.
         assert_eq!(index.name_rank, [2, 0, 1]);
+        // The keys repeat the name order and the one location of each located service.
+        let keys: Vec<(u32, u32)> = index.service_keys.iter().map(|k| (k.name_rank, k.locations)).collect();
+        assert_eq!(keys, [(2, 1), (0, 0), (1, 1)]);
+        for ix in [0, 2] {
+            assert_eq!(index.service_keys[ix].unit, index.service_points.get(ix)[0]);
+        }
+        assert_eq!((std::mem::size_of::<ServiceKey>(), std::mem::align_of::<ServiceKey>()), (32, 32));
     }
 }

@@ -6,7 +6,7 @@
 use crate::index::SearchIndex;
 use crate::index::ServiceNo;
 use crate::index::sets::{ServiceSet, ones_within};
-use crate::index::spatial::{UnitVector, chord2, radius_chord2, unit_vector};
+use crate::index::spatial::{ServiceKey, UnitVector, chord2, radius_chord2, unit_vector};
 use crate::index::text::field_weight_halves;
 use crate::model::Point;
 use crate::model::geo::EARTH_RADIUS_M;
@@ -60,7 +60,7 @@ impl Matches {
                 set.union_with(members.words());
             }
         }
-        index.radius.within(&index.location_points, point, radius, || ticker.tick(), |ix| set.insert(ix))?;
+        index.radius.within(&index.location_points, point, radius, || ticker.tick(), &mut set)?;
 
         // Search 5: a category matches itself and everything below it.
         if !params.categories.is_empty() {
@@ -102,15 +102,19 @@ impl Matches {
     }
 
     pub(super) fn hit(&self, index: &SearchIndex, ix: ServiceNo) -> Hit {
-        // NaN-free: only located services get here; an empty list gives infinity.
-        let distance_key =
-            index.service_points.get(ix as usize).iter().map(|p| chord2(&self.centre, p)).fold(f64::INFINITY, f64::min);
-        Hit {
-            service: ix,
-            distance_key,
-            relevance_halves: self.relevance(ix),
-            name_rank: index.name_rank.get(ix as usize).copied().unwrap_or(u32::MAX),
-        }
+        let key = index.service_keys.get(ix as usize).copied().unwrap_or_default();
+        let distance_key = if key.locations == 1 {
+            chord2(&self.centre, &key.unit)
+        } else {
+            // NaN-free: only located services get here; an empty list gives infinity.
+            index.service_points.get(ix as usize).iter().map(|p| chord2(&self.centre, p)).fold(f64::INFINITY, f64::min)
+        };
+        self.hit_at(ix, key, distance_key)
+    }
+
+    /// The hit of `ix`, whose key is `key`, at the distance key given.
+    fn hit_at(&self, ix: ServiceNo, key: ServiceKey, distance_key: f64) -> Hit {
+        Hit { service: ix, distance_key, relevance_halves: self.relevance(ix), name_rank: key.name_rank }
     }
 
     /// The hits at positions `start..end` of the full order (Search 7), in order. Consumes
@@ -166,7 +170,7 @@ impl Matches {
         let whole_globe = std::f64::consts::PI * EARTH_RADIUS_M;
         let mut ticker = deadline.ticker();
         let mut hits: Vec<Hit> = Vec::with_capacity(want + 8);
-        let mut near: Vec<ServiceNo> = Vec::new();
+        let mut near: Vec<(ServiceNo, f64)> = Vec::new();
         let mut scanned = 0usize;
         let mut radius = FIRST_RADIUS_M;
         loop {
@@ -187,13 +191,19 @@ impl Matches {
                 max_chord2,
                 || ticker.tick(),
                 |ix| set.contains(ix),
-                |ix| near.push(ix),
+                |ix, chord| near.push((ix, chord)),
             )?;
-            // Taken out of the set: a service is a hit once (its key is over all its
-            // locations), and the next circle's scan passes over it.
-            for ix in near.drain(..) {
+            // A service's key is the least chord over its locations, and its nearest location
+            // is in the circle with any other it has there: the least found is its key, with
+            // no second look at its locations (issue 24: those lookups were cache misses).
+            near.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+            near.dedup_by_key(|&mut (ix, _)| ix);
+            // Taken out of the set: a service is a hit once, and the next circle's scan
+            // passes over it.
+            for (ix, chord) in near.drain(..) {
                 if self.set.remove(ix) {
-                    hits.push(self.hit(index, ix));
+                    let key = index.service_keys.get(ix as usize).copied().unwrap_or_default();
+                    hits.push(self.hit_at(ix, key, chord));
                 }
             }
             if hits.len() >= want || radius >= whole_globe {
