@@ -84,7 +84,6 @@ impl SearchIndex {
             location_points,
             service_points,
             service_keys,
-            name_rank: stored.name_rank,
             area_sets,
             category_sets,
             national_set,

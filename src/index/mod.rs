@@ -159,9 +159,6 @@ pub struct SearchIndex {
     pub(crate) service_points: Csr<UnitVector>,
     /// Per service, its single location and its name order together (a [`ServiceKey`]).
     pub(crate) service_keys: Vec<ServiceKey>,
-    /// Each service's position in (name, id) order: the last two keys of Search 7 as one
-    /// integer, so that ordering never touches the strings.
-    pub(crate) name_rank: Vec<u32>,
     /// The services of each service area, as a set: a postcode's matches by area are the
     /// union of a few of these.
     pub(crate) area_sets: Vec<ServiceSet>,
@@ -257,6 +254,11 @@ impl SearchIndex {
     /// Number of services.
     pub fn service_count(&self) -> usize {
         self.services
+    }
+
+    /// What ordering service `ix` reads of it (the default, with no location, past the end).
+    pub(crate) fn service_key(&self, ix: ServiceNo) -> ServiceKey {
+        self.service_keys.get(ix as usize).copied().unwrap_or_default()
     }
 
     /// Number of locations.
@@ -572,7 +574,8 @@ mod tests {
         assert_eq!(index.category_sets[1].iter().collect::<Vec<_>>(), [0]);
         assert_eq!(index.unlocated_by_name, [1]);
         // (name, id) order: Health Walks, Money Advice, Walking Group.
-        assert_eq!(index.name_rank, [2, 0, 1]);
+        let name_rank: Vec<u32> = index.service_keys.iter().map(|k| k.name_rank).collect();
+        assert_eq!(name_rank, [2, 0, 1]);
         // The keys repeat the name order and the one location of each located service.
         let keys: Vec<(u32, u32)> = index.service_keys.iter().map(|k| (k.name_rank, k.locations)).collect();
         assert_eq!(keys, [(2, 1), (0, 0), (1, 1)]);

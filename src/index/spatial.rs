@@ -28,7 +28,8 @@ pub(crate) fn unit_vector(p: Point) -> UnitVector {
 pub(crate) struct ServiceKey {
     /// The location's unit vector, when `locations` is 1.
     pub(crate) unit: UnitVector,
-    /// See `SearchIndex::name_rank`.
+    /// Its position in (name, id) order: the last two keys of Search 7 as one integer, so
+    /// that ordering never touches the strings.
     pub(crate) name_rank: u32,
     /// Number of locations of the service.
     pub(crate) locations: u32,

@@ -46,7 +46,7 @@ impl Matches {
     ) -> Result<Matches, TimedOut> {
         let mut ticker = deadline.ticker();
         let dir = &index.directory;
-        let services = index.name_rank.len();
+        let services = index.service_count();
         let point = params.postcode.point;
         let centre = unit_vector(point);
         let radius = params.radius_m as f64;
@@ -102,7 +102,7 @@ impl Matches {
     }
 
     pub(super) fn hit(&self, index: &SearchIndex, ix: ServiceNo) -> Hit {
-        let key = index.service_keys.get(ix as usize).copied().unwrap_or_default();
+        let key = index.service_key(ix);
         let distance_key = if key.locations == 1 {
             chord2(&self.centre, &key.unit)
         } else {
@@ -202,8 +202,7 @@ impl Matches {
             // passes over it.
             for (ix, chord) in near.drain(..) {
                 if self.set.remove(ix) {
-                    let key = index.service_keys.get(ix as usize).copied().unwrap_or_default();
-                    hits.push(self.hit_at(ix, key, chord));
+                    hits.push(self.hit_at(ix, index.service_key(ix), chord));
                 }
             }
             if hits.len() >= want || radius >= whole_globe {
@@ -234,7 +233,7 @@ impl Matches {
             service: ix,
             distance_key: f64::INFINITY,
             relevance_halves: self.relevance(ix),
-            name_rank: index.name_rank.get(ix as usize).copied().unwrap_or(u32::MAX),
+            name_rank: index.service_key(ix).name_rank,
         };
         match &self.text {
             // Relevance is 0 for all: the precomputed name order, filtered.

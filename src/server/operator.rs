@@ -171,9 +171,9 @@ impl Telemetry {
         let histogram = || metrics::histogram!(REQUEST_SECONDS, "route" => route);
         match ROUTES.iter().position(|&r| r == route) {
             Some(r) => {
-                let at = (status.as_u16().wrapping_sub(STATUSES_FROM) as usize) < STATUSES;
-                match at.then(|| &self.requests[r * STATUSES + (status.as_u16() - STATUSES_FROM) as usize]) {
-                    Some(cell) => cell.get_or_init(|| self.with(counter)).increment(1),
+                let slot = status.as_u16().checked_sub(STATUSES_FROM).map(usize::from).filter(|&s| s < STATUSES);
+                match slot {
+                    Some(s) => self.requests[r * STATUSES + s].get_or_init(|| self.with(counter)).increment(1),
                     None => self.with(counter).increment(1),
                 }
                 self.seconds[r].get_or_init(|| self.with(histogram)).record(took.as_secs_f64());
