@@ -238,7 +238,8 @@ fn default_filter() -> Targets {
 }
 
 /// The access log line of one request, once the caller has checked that `RUST_LOG` lets
-/// [`ACCESS_TARGET`] through: in JSON written directly, else a `tracing` event.
+/// the access target (`svcdir::access`) through: in JSON written directly, else a `tracing`
+/// event.
 pub fn access(method: &Method, path: &str, query: Option<&str>, status: StatusCode, took: Duration, bytes: u64) {
     let line = AccessLine {
         method: method.as_str(),
