@@ -26,6 +26,8 @@ use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
+use crate::model::timestamp::Timestamp;
+
 /// Target of the access log events: `RUST_LOG=info,svcdir::access=off` turns the access log
 /// off (and then an event costs one cached check of a static flag).
 pub(crate) const ACCESS_TARGET: &str = "svcdir::access";
@@ -316,8 +318,9 @@ fn write_timestamp(now: SystemTime, out: &mut Vec<u8>) {
     let seconds = since.as_secs();
     SECOND.with_borrow_mut(|(second, text)| {
         if *second != seconds {
-            let time = chrono::DateTime::from_timestamp(seconds as i64, 0).unwrap_or_default();
-            *text = time.format("%Y-%m-%dT%H:%M:%S").to_string();
+            // The API's own RFC 3339 form, cut at the second: the microseconds are this line's.
+            let full = Timestamp(seconds as i64 * 1_000_000).single_form();
+            *text = full.split_once('.').map_or(full.as_str(), |(to_second, _)| to_second).to_owned();
             *second = seconds;
         }
         out.extend_from_slice(text.as_bytes());
