@@ -32,20 +32,31 @@ impl RawQuery {
     /// and `remove_query_param`) writes `next` and `previous`, so clients that compare
     /// links see the same strings.
     pub fn encode_with(&self, drop: &str, append: Option<(&str, &str)>) -> String {
-        let mut grouped: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
-        for (k, v) in self.pairs.iter().filter(|(k, _)| k != drop) {
-            grouped.entry(k.as_str()).or_default().push(v.as_str());
-        }
-        if let Some((k, v)) = append {
-            grouped.insert(k, vec![v]);
-        }
-        let mut out = form_urlencoded::Serializer::new(String::new());
-        for (k, values) in grouped {
-            for v in values {
-                out.append_pair(k, v);
-            }
-        }
-        out.finish()
+        let mut out = String::new();
+        self.append_encoded(&mut out, drop, append);
+        out
+    }
+
+    /// [`RawQuery::encode_with`] written at the end of `out`; whether it wrote anything.
+    /// The `next` and `previous` links of every search answer are built this way, in one
+    /// string with their base URL (issue 24: a map and a vector per key, and the query
+    /// copied again into the URL, were a twentieth of a search's instructions).
+    pub fn append_encoded(&self, out: &mut String, drop: &str, append: Option<(&str, &str)>) -> bool {
+        let replaced = append.map(|(k, _)| k);
+        let mut pairs: Vec<(&str, &str)> = self
+            .pairs
+            .iter()
+            .filter(|(k, _)| k != drop && Some(k.as_str()) != replaced)
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .chain(append)
+            .collect();
+        // Stable: a key's values stay in the order sent.
+        pairs.sort_by(|x, y| x.0.cmp(y.0));
+        let start = out.len();
+        let mut serializer = form_urlencoded::Serializer::for_suffix(out, start);
+        serializer.extend_pairs(&pairs);
+        serializer.finish();
+        !pairs.is_empty()
     }
 }
 

@@ -1,23 +1,13 @@
-//! Limits on each request (issue 6, "The search server"), as layers: URL length (414),
+//! Limits on each request (issue 6, "The search server"), applied by [`super::front`]: URL length (414),
 //! header size (431), requests at once (429) and time per request (408), each answered
 //! with a JSON body. The limits on connections are [`super::connections`]'.
 
-use std::convert::Infallible;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::Router;
-use axum::error_handling::HandleErrorLayer;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use tower::limit::GlobalConcurrencyLimitLayer;
-use tower::load_shed::LoadShedLayer;
-use tower::load_shed::error::Overloaded;
-use tower::timeout::TimeoutLayer;
-use tower::timeout::error::Elapsed;
-use tower::{BoxError, Service, ServiceBuilder};
+use axum::extract::Request;
 
 use crate::api::ApiError;
+#[cfg(doc)]
 use crate::search::Deadline;
 
 /// Limits on each request (issue 6, "The search server"); [`Limits::default`] gives the
@@ -69,52 +59,17 @@ impl Default for Limits {
 
 /// 414 past [`Limits::max_uri_bytes`], 431 past [`Limits::max_header_bytes`]; both before
 /// the query is parsed, so a huge one costs nothing more than its length.
-pub(super) async fn size_limits(State(limits): State<Limits>, request: Request, next: Next) -> Response {
+pub(super) fn size_limits(request: &Request, limits: &Limits) -> Result<(), ApiError> {
     let uri_bytes = request.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if uri_bytes > limits.max_uri_bytes {
-        return ApiError::UriTooLong.into_response();
+        return Err(ApiError::UriTooLong);
     }
     // Each header as on the wire: name, ": ", value, CRLF.
     let header_bytes: usize = request.headers().iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum();
     if header_bytes > limits.max_header_bytes {
-        return ApiError::HeadersTooLarge.into_response();
+        return Err(ApiError::HeadersTooLarge);
     }
-    next.run(request).await
-}
-
-/// The concurrency and time limits, on tower's own layers: at most
-/// [`Limits::max_concurrent`] requests past this point at once, the next one shed at once
-/// with 429 (`LoadShed` over a `GlobalConcurrencyLimit`, whose permits every clone of the
-/// router shares), and [`Limits::request_timeout`] per request, then 408 (`Timeout`). A
-/// handler that awaits (the preview's file reads) is cut at the limit; a search computes
-/// inline without awaiting (see `respond::endpoint`), so it is also handed the
-/// [`Deadline`] and stops itself.
-pub(super) fn concurrency_and_time(
-    router: Router,
-    limits: Limits,
-) -> impl Service<Request, Response = Response, Error = Infallible, Future: Send + 'static> + Clone + Send + Sync + 'static
-{
-    let limit = limits.request_timeout;
-    let deadline = move |mut request: Request| async move {
-        request.extensions_mut().insert(Deadline::at(Instant::now() + limit));
-        request
-    };
-    ServiceBuilder::new()
-        .layer(HandleErrorLayer::new(|error: BoxError| async move {
-            if error.is::<Overloaded>() {
-                ApiError::Overloaded
-            } else if error.is::<Elapsed>() {
-                ApiError::TimedOut
-            } else {
-                tracing::error!(%error, "a request limit failed; answered 500");
-                ApiError::Internal
-            }
-        }))
-        .layer(LoadShedLayer::new())
-        .layer(GlobalConcurrencyLimitLayer::new(limits.max_concurrent))
-        .layer(TimeoutLayer::new(limit))
-        .layer(axum::middleware::map_request(deadline))
-        .service(router)
+    Ok(())
 }
 
 pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {

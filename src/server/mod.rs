@@ -15,6 +15,7 @@
 
 pub mod connections;
 pub mod follow;
+mod front;
 pub(crate) mod limits;
 pub mod log;
 pub(crate) mod operator;
@@ -24,21 +25,17 @@ pub(crate) mod state;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::{HeaderValue, header};
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
-use tower::ServiceBuilder;
-use tower_http::catch_panic::CatchPanicLayer;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::Response;
 
 use crate::api::ApiError;
 use crate::api::headers::{self, JSON};
 use crate::search::ApiVersion;
 pub use limits::Limits;
-use limits::{panic_message, size_limits};
 pub use operator::Telemetry;
 use respond::endpoint;
 pub use respond::{links, not_found};
@@ -101,29 +98,12 @@ pub fn layered_with(router: Router, limits: Limits) -> Router {
 
 /// [`layered_with`], counting every request in `telemetry` when given.
 ///
-/// The layers wrap the router once, as one service of their own types, and the result is
-/// the fallback of an outer router. `Router::layer` would wrap each route in each layer,
-/// boxed, and axum clones a route's boxes on every request, each layer's again for the
-/// next (issue 24: a search took 154 allocations with them, 80 without, counted by a
-/// probe on `malloc` under load).
+/// The router goes behind one [`front::Front`] service, the fallback of an outer router.
+/// `Router::layer` would wrap each route in each layer, boxed, and axum clones a route's
+/// boxes on every request (issue 24: a search took 154 allocations with them, 80 without,
+/// counted by a probe on `malloc` under load).
 fn wrap(router: Router, limits: Limits, telemetry: Option<Arc<Telemetry>>) -> Router {
-    // Outermost first: the time counted is the whole answer, limits and access log
-    // included; the log sees every answer; the cheap size checks run before a permit is
-    // taken; the timeout covers the handler only.
-    let stack = ServiceBuilder::new()
-        .layer(middleware::from_fn_with_state(telemetry, operator::measure))
-        .layer(middleware::from_fn(access_log))
-        .layer(middleware::from_fn(cors_preflight))
-        .layer(middleware::map_response(standard_headers))
-        .map_response(IntoResponse::into_response)
-        .layer(CatchPanicLayer::custom(|panic: Box<dyn std::any::Any + Send>| {
-            // issue 6: a panic is a 500 JSON body *and* a log line; the process keeps serving.
-            tracing::error!(panic = panic_message(panic.as_ref()), "a handler panicked; answered 500");
-            ApiError::Internal.into_response()
-        }))
-        .layer(middleware::from_fn_with_state(limits, size_limits))
-        .service(limits::concurrency_and_time(router, limits));
-    Router::new().fallback_service(stack)
+    Router::new().fallback_service(front::Front::new(router, limits, telemetry))
 }
 
 /// Serves `state` with `limits` (`operated_app`, counting in `telemetry`) on `listener`
@@ -194,7 +174,12 @@ pub async fn shutdown_signal() {
 /// the CORS origin ([`headers::COMMON`]), [`headers::HARDENING`], a JSON `Content-Type`
 /// where none was set, and [`headers::HTML_CSP`] on HTML.
 pub(crate) async fn standard_headers(mut response: Response) -> Response {
-    let map = response.headers_mut();
+    set_standard_headers(response.headers_mut());
+    response
+}
+
+/// [`standard_headers`] on a response's header map.
+fn set_standard_headers(map: &mut HeaderMap) {
     map.insert(header::ALLOW, HeaderValue::from_static(headers::ALLOW));
     map.insert(header::VARY, HeaderValue::from_static(headers::VARY));
     map.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static(headers::ALLOW_ORIGIN));
@@ -205,7 +190,6 @@ pub(crate) async fn standard_headers(mut response: Response) -> Response {
     if content_type.to_str().is_ok_and(headers::is_html) {
         map.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(headers::HTML_CSP));
     }
-    response
 }
 
 /// Adds the CORS preflight headers ([`headers::preflight_headers`]) to the answer to a
@@ -216,21 +200,6 @@ pub(crate) async fn cors_preflight(request: Request, next: Next) -> Response {
     for (name, value) in preflight.into_iter().flatten() {
         response.headers_mut().insert(name, value);
     }
-    response
-}
-
-/// One access log event per request ([`log::access`]): method, path, query, status,
-/// duration, body bytes.
-async fn access_log(request: Request, next: Next) -> Response {
-    // Turned off (`RUST_LOG=...,svcdir::access=off`): nothing copied, nothing timed.
-    if !tracing::enabled!(target: log::ACCESS_TARGET, tracing::Level::INFO) {
-        return next.run(request).await;
-    }
-    let started = Instant::now();
-    let method = request.method().clone();
-    let uri = request.uri().clone();
-    let response = next.run(request).await;
-    log::access(&method, uri.path(), uri.query(), response.status(), started.elapsed(), body_bytes(&response));
     response
 }
 

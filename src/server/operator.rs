@@ -12,9 +12,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder};
@@ -226,33 +225,19 @@ impl Telemetry {
     }
 
     /// Tracks a request from here until the returned guard drops.
-    fn enter(&self) -> InFlight<'_> {
+    pub(super) fn enter(&self) -> InFlight<'_> {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         InFlight(&self.in_flight)
     }
 }
 
 /// One request in flight; counted down on drop, even when the request is cancelled.
-struct InFlight<'a>(&'a AtomicI64);
+pub(super) struct InFlight<'a>(&'a AtomicI64);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
-}
-
-/// Middleware: counts every request in [`Telemetry`] (in flight, by route and status, time),
-/// when there is one.
-pub(crate) async fn measure(State(telemetry): State<Option<Arc<Telemetry>>>, request: Request, next: Next) -> Response {
-    let Some(telemetry) = telemetry else { return next.run(request).await };
-    let started = Instant::now();
-    let route = route_label(request.uri().path());
-    let response = {
-        let _in_flight = telemetry.enter();
-        next.run(request).await
-    };
-    telemetry.record(route, response.status(), started.elapsed());
-    response
 }
 
 /// The body of `/healthz`.

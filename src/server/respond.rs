@@ -215,13 +215,20 @@ fn write_json(out: &mut Vec<u8>, value: &Option<String>) {
 /// `page` dropped and the new `page` appended (`format` is kept, so an HTML page links to
 /// HTML pages); page 2's `previous` has no `page`.
 pub fn links(base_url: &str, path: &str, query: &RawQuery, page: &ResultPage) -> (Option<String>, Option<String>) {
-    let url = |qs: String| {
-        if qs.is_empty() { format!("{base_url}{path}") } else { format!("{base_url}{path}?{qs}") }
+    let url = |append: Option<(&str, &str)>| {
+        let mut url = String::with_capacity(base_url.len() + path.len() + 64);
+        url.push_str(base_url);
+        url.push_str(path);
+        url.push('?');
+        if !query.append_encoded(&mut url, "page", append) {
+            url.pop();
+        }
+        url
     };
-    let next = page.has_next.then(|| url(query.encode_with("page", Some(("page", &(page.page + 1).to_string())))));
+    let next = page.has_next.then(|| url(Some(("page", &(page.page + 1).to_string()))));
     let previous = page.has_previous.then(|| match page.page {
-        2 => url(query.encode_with("page", None)),
-        n => url(query.encode_with("page", Some(("page", &(n - 1).to_string())))),
+        2 => url(None),
+        n => url(Some(("page", &(n - 1).to_string()))),
     });
     (next, previous)
 }

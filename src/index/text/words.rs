@@ -91,6 +91,12 @@ pub(crate) fn allowance(chars: usize) -> usize {
 
 /// Whether the optimal-string-alignment distance between `a` and `b` is at most `k`.
 /// Allocation-free for words up to 63 bytes; longer words fall back to `strsim`.
+///
+/// Only the band of cells within `k` of the diagonal is computed: a cell farther off is
+/// at least its distance from the diagonal, so it counts as `k + 1`, and every value is
+/// capped there (capping commutes with the recurrence's `+ 1` and `min`). The fuzzy
+/// lookup calls this for every term of a nearby length (issue 24: a band of 5 cells a row
+/// instead of the whole row).
 pub(crate) fn osa_within(a: &[u8], b: &[u8], k: usize) -> bool {
     if a.len().abs_diff(b.len()) > k {
         return false;
@@ -105,32 +111,43 @@ pub(crate) fn osa_within(a: &[u8], b: &[u8], k: usize) -> bool {
             _ => false,
         };
     }
-    let n = b.len();
-    let mut two_back = [0usize; MAX + 1];
-    let mut prev = [0usize; MAX + 1];
-    let mut cur = [0usize; MAX + 1];
-    for (j, slot) in prev.iter_mut().enumerate().take(n + 1) {
-        *slot = j;
+    let (m, n) = (a.len(), b.len());
+    // No distance here exceeds 63, so a k past it changes nothing.
+    let k = k.min(MAX);
+    let cap = k as u8 + 1;
+    let mut two_back = [cap; MAX + 1];
+    let mut prev = [cap; MAX + 1];
+    let mut cur = [cap; MAX + 1];
+    for (j, slot) in prev.iter_mut().enumerate().take(n.min(k) + 1) {
+        *slot = j as u8;
     }
-    for i in 1..=a.len() {
-        cur[0] = i;
-        let mut row_min = cur[0];
-        for j in 1..=n {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
+    let mut prev_min = 0;
+    for i in 1..=m {
+        let (lo, hi) = (i.saturating_sub(k).max(1), (i + k).min(n));
+        // Left of the band: the first column, or a cell off the band.
+        cur[lo - 1] = if lo == 1 { (i as u8).min(cap) } else { cap };
+        let mut row_min = cur[lo - 1];
+        for j in lo..=hi {
+            let cost = u8::from(a[i - 1] != b[j - 1]);
             let mut d = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 d = d.min(two_back[j - 2] + 1);
             }
-            cur[j] = d;
-            row_min = row_min.min(d);
+            cur[j] = d.min(cap);
+            row_min = row_min.min(cur[j]);
         }
-        // Every later cell is at least the minimum of this row or the one before it
-        // (a swap reaches two rows back), so stop once both exceed k.
-        if row_min > k && prev[..=n].iter().min().is_some_and(|&m| m > k) {
+        // Right of the band, read by the next row.
+        if hi < n {
+            cur[hi + 1] = cap;
+        }
+        // Every later cell is at least the minimum of this row or the one before it (a
+        // swap reaches two rows back), so stop once both exceed k.
+        if row_min == cap && prev_min == cap {
             return false;
         }
+        prev_min = row_min;
         std::mem::swap(&mut two_back, &mut prev);
         std::mem::swap(&mut prev, &mut cur);
     }
-    prev[n] <= k
+    prev[n] <= k as u8
 }
