@@ -26,15 +26,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use std::convert::Infallible;
+
 use axum::Router;
+use axum::body::Body;
+use axum::extract::Request;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, mpsc};
+use tower::{Service, ServiceExt as _};
 
 use super::Limits;
 use crate::api::ApiError;
@@ -51,16 +57,20 @@ const CLOSING_GRACE: Duration = Duration::from_millis(100);
 /// requests in flight at shutdown to be written out to slow readers.
 pub const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
-/// Serves `router` on `listener` under `limits` until `shutdown` completes, then drains
+/// Serves `service` on `listener` under `limits` until `shutdown` completes, then drains
 /// (see the module's documentation). `rejection` answers the connections past the limit.
-pub(crate) async fn serve_connections(
+pub(crate) async fn serve_connections<S>(
     mut listener: TcpListener,
-    router: Router,
+    service: S,
     rejection: Router,
     limits: Limits,
     workers: &Workers,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
     let normal = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let any = Arc::new(Semaphore::new(limits.max_connections.max(1) + OVERFLOW_CONNECTIONS));
     let graceful = GracefulShutdown::new();
@@ -83,7 +93,7 @@ pub(crate) async fn serve_connections(
         let _ = stream.set_nodelay(true);
         // Taken here, in the order of the accepts.
         let permit = normal.clone().try_acquire_owned().ok();
-        let (normal, router, rejection) = (normal.clone(), router.clone(), rejection.clone());
+        let (normal, service, rejection) = (normal.clone(), service.clone(), rejection.clone());
         let (watcher, builder) = (graceful.watcher(), builder.clone());
         workers.serve(stream, move |stream| async move {
             // A connection that has just closed on another worker gives its permit back a
@@ -92,11 +102,16 @@ pub(crate) async fn serve_connections(
                 Some(permit) => Some(permit),
                 None => tokio::time::timeout(CLOSING_GRACE, normal.acquire_owned()).await.ok().and_then(Result::ok),
             };
-            let service = if permit.is_some() { router } else { rejection };
-            let connection = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+            let io = TokioIo::new(stream);
             // Errors here are the client's (reset, header timeout, bad request line); hyper
             // has already answered what could be answered.
-            let _ = watcher.watch(connection).await;
+            let _ = if permit.is_some() {
+                // hyper's body in axum's box, as a Router does for itself.
+                let service = service.map_request(|request: hyper::Request<Incoming>| request.map(Body::new));
+                watcher.watch(builder.serve_connection(io, TowerToHyperService::new(service))).await
+            } else {
+                watcher.watch(builder.serve_connection(io, TowerToHyperService::new(rejection))).await
+            };
             drop((permit, slot));
         });
     }

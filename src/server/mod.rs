@@ -78,9 +78,12 @@ pub(crate) fn live_app(state: Arc<LiveState>, limits: Limits) -> Router {
 
 /// What `svcdir-search` serves: [`live_app`] plus the operator's `/healthz` and `/metrics`
 /// ([`operator`]), every request counted in `telemetry`.
-pub(crate) fn operated_app(state: Arc<LiveState>, telemetry: Arc<Telemetry>, limits: Limits) -> Router {
+///
+/// The [`front::Front`] itself, served without a router around it (one route lookup and
+/// two allocations a request fewer than [`layered_with`]'s).
+pub(crate) fn operated_app(state: Arc<LiveState>, telemetry: Arc<Telemetry>, limits: Limits) -> front::Front {
     let router = operator::routes(state.clone(), telemetry.clone()).merge(live_routes(state)).fallback(not_found);
-    wrap(router, limits, Some(telemetry))
+    front::Front::new(router, limits, Some(telemetry))
 }
 
 /// [`layered_with`] the default [`Limits`].
@@ -92,18 +95,13 @@ pub fn layered(router: Router) -> Router {
 /// 500 JSON body and a log line instead of a dropped connection, the `standard_headers`,
 /// and one access log line per request on stderr (method, path and query, status,
 /// microseconds).
-pub fn layered_with(router: Router, limits: Limits) -> Router {
-    wrap(router, limits, None)
-}
-
-/// [`layered_with`], counting every request in `telemetry` when given.
 ///
-/// The router goes behind one [`front::Front`] service, the fallback of an outer router.
+/// The router goes behind one `front::Front` service, the fallback of an outer router.
 /// `Router::layer` would wrap each route in each layer, boxed, and axum clones a route's
 /// boxes on every request (issue 24: a search took 154 allocations with them, 80 without,
 /// counted by a probe on `malloc` under load).
-fn wrap(router: Router, limits: Limits, telemetry: Option<Arc<Telemetry>>) -> Router {
-    Router::new().fallback_service(front::Front::new(router, limits, telemetry))
+pub fn layered_with(router: Router, limits: Limits) -> Router {
+    Router::new().fallback_service(front::Front::new(router, limits, None))
 }
 
 /// Serves `state` with `limits` (`operated_app`, counting in `telemetry`) on `listener`
@@ -133,16 +131,20 @@ pub(crate) async fn serve_router(
     serve_on(listener, router, limits, &connections::Workers::none(), shutdown).await
 }
 
-/// [`serve_router`] with the connections served on `workers`.
-async fn serve_on(
+/// [`serve_router`] of any `service`, with the connections served on `workers`.
+async fn serve_on<S>(
     listener: tokio::net::TcpListener,
-    router: Router,
+    service: S,
     limits: Limits,
     workers: &connections::Workers,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
     let rejection = layered_with(Router::new().fallback(|| async { connections::too_many_connections() }), limits);
-    connections::serve_connections(listener, router, rejection, limits, workers, shutdown).await
+    connections::serve_connections(listener, service, rejection, limits, workers, shutdown).await
 }
 
 /// Completes on Ctrl-C (SIGINT) or SIGTERM.
