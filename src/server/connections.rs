@@ -21,12 +21,11 @@
 //! server's time under load). The limits stay in the one accept loop, so they hold for
 //! the whole process.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-
-use std::convert::Infallible;
 
 use axum::Router;
 use axum::body::Body;

@@ -6,9 +6,9 @@
 //!
 //! One service rather than a stack of tower layers: each `from_fn` layer clones the whole
 //! stack below it and boxes a future on every request, and a concurrency limit's clone
-//! allocates its own. Measured under wrk at 10,000 services (issue 24), the layers cost
-//! more than the log they carried; here a request takes one `Arc` clone and one boxed
-//! future.
+//! allocates its own. Counted with callgrind at 10,000 services (issue 24), the layers'
+//! own work was 6.5 k instructions of a search's 121 k; here a request takes one `Arc`
+//! clone and one boxed future.
 
 use std::convert::Infallible;
 use std::future::Future;
