@@ -27,7 +27,7 @@ use tower::{Service, ServiceExt as _};
 
 use super::limits::{Limits, panic_message, size_limits};
 use super::operator::{Telemetry, route_label};
-use super::{body_bytes, log, set_standard_headers};
+use super::{body_bytes, insert_preflight_headers, log, set_standard_headers};
 use crate::api::ApiError;
 use crate::api::headers;
 use crate::search::Deadline;
@@ -41,14 +41,14 @@ struct Shared {
     router: Router,
     limits: Limits,
     /// [`Limits::max_concurrent`] permits; a request that finds none is shed with 429.
-    permits: Arc<Semaphore>,
+    permits: Semaphore,
     telemetry: Option<Arc<Telemetry>>,
 }
 
 impl Front {
     /// `router` behind the limits, counting every request in `telemetry` when given.
     pub(crate) fn new(router: Router, limits: Limits, telemetry: Option<Arc<Telemetry>>) -> Front {
-        let permits = Arc::new(Semaphore::new(limits.max_concurrent));
+        let permits = Semaphore::new(limits.max_concurrent);
         Front(Arc::new(Shared { router, limits, permits, telemetry }))
     }
 }
@@ -85,9 +85,7 @@ impl Shared {
         };
         let map = response.headers_mut();
         set_standard_headers(map);
-        for (name, value) in preflight.into_iter().flatten() {
-            map.insert(name, value);
-        }
+        insert_preflight_headers(map, preflight);
 
         let took = started.elapsed();
         if let Some((method, uri)) = logged {

@@ -199,10 +199,15 @@ fn set_standard_headers(map: &mut HeaderMap) {
 pub(crate) async fn cors_preflight(request: Request, next: Next) -> Response {
     let preflight = headers::preflight_headers(request.method(), request.headers());
     let mut response = next.run(request).await;
-    for (name, value) in preflight.into_iter().flatten() {
-        response.headers_mut().insert(name, value);
-    }
+    insert_preflight_headers(response.headers_mut(), preflight);
     response
+}
+
+/// Puts the headers [`headers::preflight_headers`] gave (if any) on an answer.
+fn insert_preflight_headers(map: &mut HeaderMap, preflight: Option<[(&'static str, HeaderValue); 3]>) {
+    for (name, value) in preflight.into_iter().flatten() {
+        map.insert(name, value);
+    }
 }
 
 /// Length of a response's body, as far as it is known before it is sent.
