@@ -83,6 +83,15 @@ impl Load {
         }
     }
 
+    /// Counts an answer: its status class and bytes.
+    fn record(&mut self, answer: &support::Answered) {
+        self.statuses[(answer.status / 100).min(5) as usize] += 1;
+        self.bytes += answer.bytes as u64;
+        if answer.status / 100 == 2 {
+            self.ok_bytes += answer.bytes as u64;
+        }
+    }
+
     fn fail(&mut self, what: &str, error: impl std::fmt::Display) {
         self.errors += 1;
         self.first_error.get_or_insert_with(|| format!("{what}: {error}"));
@@ -108,11 +117,7 @@ async fn connection(address: String, queries: Arc<Vec<String>>, start: usize, st
             match support::get(&mut sender, target).await {
                 Ok(answer) => {
                     load.latencies_us.push(answer.micros);
-                    load.statuses[(answer.status / 100).min(5) as usize] += 1;
-                    load.bytes += answer.bytes as u64;
-                    if answer.status / 100 == 2 {
-                        load.ok_bytes += answer.bytes as u64;
-                    }
+                    load.record(&answer);
                 }
                 Err(e) => {
                     load.fail(target, e);
@@ -134,14 +139,18 @@ const ROUNDS: u32 = 5;
 /// of the mix, the few pages past the end the non-2xx share allows.
 const PAST_THE_END_EVERY: usize = 40;
 
-/// Runs the connections for `duration`, after a warm-up whose results are dropped.
-fn drive(address: &str, queries: Arc<Vec<String>>, warm_up: Duration, duration: Duration) -> (Load, Duration) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// The in-process client's runtime: [`CLIENT_THREADS`] threads.
+fn client_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(CLIENT_THREADS)
         .enable_all()
         .build()
-        .expect("client runtime");
-    runtime.block_on(async {
+        .expect("client runtime")
+}
+
+/// Runs the connections for `duration`, after a warm-up whose results are dropped.
+fn drive(address: &str, queries: Arc<Vec<String>>, warm_up: Duration, duration: Duration) -> (Load, Duration) {
+    client_runtime().block_on(async {
         let run = |length: Duration| {
             let stop = Arc::new(AtomicBool::new(false));
             let tasks: Vec<_> = (0..CONNECTIONS)
@@ -177,12 +186,7 @@ const FILL_CONNECTIONS: usize = 16;
 
 /// Asks every query of `queries` once, over [`FILL_CONNECTIONS`] keep-alive connections.
 fn ask_each_once(address: &str, queries: &[String]) -> Load {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(CLIENT_THREADS)
-        .enable_all()
-        .build()
-        .expect("client runtime");
-    runtime.block_on(async {
+    client_runtime().block_on(async {
         let tasks: Vec<_> = (0..FILL_CONNECTIONS)
             .map(|c| {
                 let address = address.to_owned();
@@ -203,10 +207,7 @@ fn ask_each_once(address: &str, queries: &[String]) -> Load {
                         }
                         let Some(connected) = sender.as_mut() else { continue };
                         match support::get(connected, target).await {
-                            Ok(answer) => {
-                                load.statuses[(answer.status / 100).min(5) as usize] += 1;
-                                load.bytes += answer.bytes as u64;
-                            }
+                            Ok(answer) => load.record(&answer),
                             Err(e) => {
                                 load.fail(target, e);
                                 sender = None;
