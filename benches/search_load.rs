@@ -181,6 +181,14 @@ fn drive(address: &str, queries: Arc<Vec<String>>, warm_up: Duration, duration: 
     })
 }
 
+/// Waits for what was written or deleted to reach the disk (`sync`), so that the kernel
+/// does not do it later, inside a measured pass.
+fn flush_to_disk() {
+    if let Err(e) = std::process::Command::new("sync").status() {
+        eprintln!("search_load: sync: {e} (the disk's work may fall in a measured pass)");
+    }
+}
+
 /// Connections the cache's fill asks its queries over.
 const FILL_CONNECTIONS: usize = 16;
 
@@ -390,9 +398,7 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
     // What this bench just wrote (the dataset, an index of up to 830 MB) on its way to the
     // disk now: the kernel writes dirty pages back 30 s after they were written, which
     // would fall inside the measured passes.
-    if let Err(e) = std::process::Command::new("sync").status() {
-        eprintln!("search_load: sync: {e} (the writeback may fall in a measured pass)");
-    }
+    flush_to_disk();
 
     // 1. The server as deployed: access log on (to a file).
     let (server, ready) = Server::start_with(&index_path, work.path().join("server.log"), true);
@@ -429,6 +435,7 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
     ];
     let mut runs: [Rounds; 4] = Default::default();
     let mut cached = Rounds::default();
+    let mut proxies = Vec::new();
     for _ in 0..rounds {
         for (n, (address, file)) in targets.iter().enumerate() {
             let warm = wrk(wrk_binary, &script, address, file, Duration::from_secs(1).min(share));
@@ -449,11 +456,21 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
         let proxy = Nginx::start_generated(&binary, &server.address);
         let fill = ask_each_once(&proxy.address, &queries);
         check(&fill, &format!("{size} services, the cache's fill"), &mut problems);
+        // The fill's files on the disk before the measured pass, not written back during it
+        // or the next rounds' (the rounds got slower one after the other without it).
+        flush_to_disk();
         match wrk(wrk_binary, &script, &proxy.address, &query_file, share) {
             Ok(run) => cached.0.push(run),
             Err(e) => problems.push(format!("{size} services, nginx with the cache: {e}")),
         }
+        // Its cache's files are deleted once every round is measured: deleting a round's
+        // 5,000 files between rounds slowed the next rounds' every target, nginx's file
+        // reads most (by hand: 68,045 hits in 3 s with the deletions after the passes,
+        // 3,752-11,838 with each pass's files deleted before the next).
+        proxies.push(proxy);
     }
+    drop(proxies);
+    flush_to_disk();
     let [search, nginx_off_runs, quiet, nginx_on_runs] = runs;
     let (rss_anon_mb, peak_mb) = (server.rss_anon_mb(), server.peak_rss_mb());
     let exit = server.stop();
