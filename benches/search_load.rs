@@ -12,9 +12,9 @@
 //! wrk`, or `SVCDIR_WRK=/path/to/wrk`), 2 threads and 64 keep-alive connections, every
 //! request taken in turn from a query file by `benches/support/rotate.lua`, and the targets
 //! driven in turn, [`ROUNDS`] rounds of `SVCDIR_BENCH_SECONDS` (default 10) ÷ ROUNDS each
-//! (whole seconds, wrk's unit) after a 1-second warm-up, so that whatever else the machine does weighs on all alike
-//! (`SVCDIR_BENCH_KEEP=1` also keeps each index as `target/bench-search/search-N.idx`, to
-//! profile the server on it). The targets:
+//! (whole seconds, wrk's unit) after a 1-second warm-up, so that whatever else the machine
+//! does weighs on all alike (`SVCDIR_BENCH_KEEP=1` also keeps each index as
+//! `target/bench-search/search-N.idx`, to profile the server on it). The targets:
 //! 1. the real `svcdir-search` binary on a free loopback port, access log on (to a file, its
 //!    default): the time from spawning it to its first accepted connection, requests/s,
 //!    latency percentiles, the share of answers that are not 2xx, and its RssAnon and VmHWM
@@ -446,8 +446,8 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
             }
         }
         // 5. The generated nginx configuration in front of the search server (cache on), in
-        // each round as nginx's reference is: the query file run once, every query asked
-        // once, to fill the cache, then the measured pass, every answer a hit. A new nginx
+        // each round as nginx's reference is: every query of the file asked once to fill
+        // the cache, then the measured pass, every answer a hit. A new nginx
         // and cache each round. With one for all the rounds, the first round's answers
         // expired together after the max-age (60 s), inside the fifth round, which measured
         // their refresh (half the hits a second right after it). With a fill of a set time,
@@ -464,9 +464,9 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
             Err(e) => problems.push(format!("{size} services, nginx with the cache: {e}")),
         }
         // Its cache's files are deleted once every round is measured: deleting a round's
-        // 5,000 files between rounds slowed the next rounds' every target, nginx's file
-        // reads most (by hand: 68,045 hits in 3 s with the deletions after the passes,
-        // 3,752-11,838 with each pass's files deleted before the next).
+        // 5,000 files between rounds slowed every target of the rounds after it, nginx's
+        // reads of cached answers most (by hand: 68,045 hits in 3 s with the deletions
+        // after the passes, 3,752-11,838 with each pass's files deleted before the next).
         proxies.push(proxy);
     }
     drop(proxies);
