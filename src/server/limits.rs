@@ -19,7 +19,8 @@ pub struct Limits {
     pub max_header_bytes: usize,
     /// Time allowed to answer one request: later gets 408 `{"detail": "Request timed out."}`
     /// and the connection is closed. A handler that awaits is cut at its next await; a
-    /// search, which never awaits, reads the [`Deadline`](crate::search::Deadline) as it goes and stops itself.
+    /// search, which never awaits, reads the [`Deadline`](crate::search::Deadline) as it
+    /// goes and stops itself.
     pub request_timeout: Duration,
     /// Requests answered at once: one more gets 429 at once rather than waiting in a queue,
     /// so that a flood is shed cheaply and nginx can try another server.
