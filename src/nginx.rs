@@ -298,7 +298,7 @@ mod tests {
         assert!(text.contains("max_size=256m"));
         assert_eq!(text.matches("proxy_cache svcdir_search;").count(), 4, "each search path");
         assert!(text.contains(r#"proxy_cache_key "$uri?$args $http_accept";"#));
-        assert_eq!(text.matches("output_buffers 1 128k;").count(), 4, "a hit in one read and one writev");
+        assert_eq!(text.matches("output_buffers 1 256k;").count(), 4, "a hit in one read and one writev");
         let off = NginxConfig { search_cache_mb: 0, ..config() }.render().unwrap();
         assert!(!off.contains("proxy_cache"), "0 MB turns the cache off");
     }
