@@ -21,17 +21,21 @@
 //!    after the run;
 //! 2. the same with its access log off: what the log costs;
 //! 3. nginx (`apt-get install nginx-light`) serving one file of the mean size of the
-//!    search's 2xx answers, with `access_log off`: the HTTP ceiling, the ratio's reference;
+//!    search's 2xx answers to the query file, with `access_log off`: the HTTP ceiling, the
+//!    ratio's reference;
 //! 4. the same nginx with its access log on (to a file): the second row, both logs on;
-//! 5. the generated nginx configuration (`svcdir nginx-config`, search cache on) in front of
+//! 5. nginx with `access_log off` serving the search's 2xx answers to the query file, each
+//!    as a static file of its own (`target/bench-search/answers-N.txt` lists their paths in
+//!    the query file's order): what files of the answers' own sizes cost, which the mean
+//!    size does not tell, as a large answer costs more than its share of bytes;
+//! 6. the generated nginx configuration (`svcdir nginx-config`, search cache on) in front of
 //!    the first target: in each round a new nginx, every query of the file asked once to
 //!    fill its cache, then the measured pass, all hits, against the third target's
-//!    requests/s and p99.
+//!    requests/s and p99 (issue 24's reference), and the fifth's.
 //!
 //! Before the load, the in-process hyper client of the earlier bench drives the first
 //! target for 2 s: its latencies are reported as a latency probe only (its own cost caps
-//! what it can measure; it once was the load of the ratio and flattered it), and its mean
-//! 2xx answer is the size of nginx's file.
+//! what it can measure; it once was the load of the ratio and flattered it).
 //!
 //! Run without `--bench` (as `cargo test --all-targets` does) it only makes a short smoke
 //! run on 300 services. Reports Markdown tables on stdout.
@@ -189,6 +193,22 @@ fn flush_to_disk() {
     }
 }
 
+/// The connection in `slot`, opened first when there is none; `None` (the failure counted
+/// in `load`) when it cannot be.
+async fn connected<'a>(
+    slot: &'a mut Option<support::Sender>,
+    address: &str,
+    load: &mut Load,
+) -> Option<&'a mut support::Sender> {
+    if slot.is_none() {
+        match support::connect(address).await {
+            Ok(sender) => *slot = Some(sender),
+            Err((what, e)) => load.fail(what, e),
+        }
+    }
+    slot.as_mut()
+}
+
 /// Connections the cache's fill asks its queries over.
 const FILL_CONNECTIONS: usize = 16;
 
@@ -201,24 +221,15 @@ fn ask_each_once(address: &str, queries: &[String]) -> Load {
                 let mine: Vec<String> = queries.iter().skip(c).step_by(FILL_CONNECTIONS).cloned().collect();
                 tokio::spawn(async move {
                     let mut load = Load::default();
-                    let mut sender = None;
+                    let mut slot = None;
                     for target in &mine {
                         // One attempt a query; a failed one's connection is replaced.
-                        if sender.is_none() {
-                            match support::connect(&address).await {
-                                Ok(connected) => sender = Some(connected),
-                                Err((what, e)) => {
-                                    load.fail(what, e);
-                                    continue;
-                                }
-                            }
-                        }
-                        let Some(connected) = sender.as_mut() else { continue };
-                        match support::get(connected, target).await {
+                        let Some(sender) = connected(&mut slot, &address, &mut load).await else { continue };
+                        match support::get(sender, target).await {
                             Ok(answer) => load.record(&answer),
                             Err(e) => {
                                 load.fail(target, e);
-                                sender = None;
+                                slot = None;
                             }
                         }
                     }
@@ -232,6 +243,40 @@ fn ask_each_once(address: &str, queries: &[String]) -> Load {
         }
         total
     })
+}
+
+/// Asks every query of `queries` once, in turn on one connection to the search server at
+/// `address`, and writes each 2xx answer as a static file `root/a/N.json` of a new folder
+/// (N: the query's line), and their paths, in the order of `queries`, to `paths`. Returns
+/// the folder (for [`Nginx::serve_root`]), the mean size of the answers, and what was asked.
+fn answers_as_files(address: &str, queries: &[String], paths: &Path) -> (tempfile::TempDir, f64, Load) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let folder = dir.path().join("root/a");
+    std::fs::create_dir_all(&folder).expect("answers folder");
+    let mut list = String::new();
+    let mut load = Load::default();
+    client_runtime().block_on(async {
+        let mut slot = None;
+        for (n, target) in queries.iter().enumerate() {
+            let Some(sender) = connected(&mut slot, address, &mut load).await else { continue };
+            match support::fetch(sender, target).await {
+                Ok((status, body)) => {
+                    load.record(&support::Answered { status, bytes: body.len(), micros: 0 });
+                    if status / 100 == 2 {
+                        std::fs::write(folder.join(format!("{n}.json")), &body).expect("answer file");
+                        let _ = writeln!(list, "/a/{n}.json");
+                    }
+                }
+                Err(e) => {
+                    load.fail(target, e);
+                    slot = None;
+                }
+            }
+        }
+    });
+    std::fs::write(paths, list).expect("answers' paths");
+    let mean = load.ok_bytes as f64 / load.statuses[2].max(1) as f64;
+    (dir, mean, load)
 }
 
 /// Requests/s and latency percentiles of one measured run of the in-process client.
@@ -290,6 +335,8 @@ struct Row {
     quiet: Rounds,
     nginx_off: Rounds,
     nginx_on: Rounds,
+    /// nginx serving the query file's answers as static files, `access_log off`.
+    answers: Rounds,
     /// The second pass through the generated nginx configuration (search cache on).
     cached: Rounds,
     answer_bytes: f64,
@@ -413,27 +460,33 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
         .nth(1)
         .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect::<String>())
         .unwrap_or_else(|| "?".into());
-    // The latency probe (the in-process client), which also gives the mean size of a 2xx
-    // answer for nginx's file.
+    // The latency probe (the in-process client).
     let (probe, _) =
         drive(&server.address, queries.clone(), Duration::ZERO, Duration::from_secs(2).min(share * rounds));
     check(&probe, &format!("{size} services, latency probe"), &mut problems);
-    let answer_bytes = probe.ok_bytes as f64 / probe.statuses[2].max(1) as f64;
     // 2. The same without the access log: what the log costs.
     let (quiet_server, _) = Server::start_with(&index_path, work.path().join("server-quiet.log"), false);
+    let binary = nginx_binary().expect("nginx (apt-get install nginx-light)");
+    // 5. The query file's answers as static files; their mean size is nginx's file's.
+    let answers_file = out.join(format!("answers-{size}.txt"));
+    let (answers_dir, answer_bytes, fetched) = answers_as_files(&quiet_server.address, &queries, &answers_file);
+    check(&fetched, &format!("{size} services, the answers as files"), &mut problems);
+    let nginx_answers = Nginx::serve_root(&binary, answers_dir, false);
     // 3. and 4. nginx serving one file of the mean answer's size, log off and on.
     let body = vec![b'x'; answer_bytes.round() as usize];
-    let binary = nginx_binary().expect("nginx (apt-get install nginx-light)");
     let nginx_off = Nginx::start_with(&binary, &body, false);
     let nginx_on = Nginx::start_with(&binary, &body, true);
+    // The answers' files on the disk before the load (as the dataset's and the index's).
+    flush_to_disk();
 
-    let targets: [(&str, &Path); 4] = [
+    let targets: [(&str, &Path); 5] = [
         (&server.address, &query_file),
         (&nginx_off.address, &answer_file),
         (&quiet_server.address, &query_file),
         (&nginx_on.address, &answer_file),
+        (&nginx_answers.address, &answers_file),
     ];
-    let mut runs: [Rounds; 4] = Default::default();
+    let mut runs: [Rounds; 5] = Default::default();
     let mut cached = Rounds::default();
     let mut proxies = Vec::new();
     for _ in 0..rounds {
@@ -445,7 +498,7 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
                 Err(e) => problems.push(format!("{size} services, target {}: {e}", n + 1)),
             }
         }
-        // 5. The generated nginx configuration in front of the search server (cache on), in
+        // 6. The generated nginx configuration in front of the search server (cache on), in
         // each round as nginx's reference is: every query of the file asked once to fill
         // the cache, then the measured pass, every answer a hit. A new nginx
         // and cache each round. With one for all the rounds, the first round's answers
@@ -471,7 +524,7 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
     }
     drop(proxies);
     flush_to_disk();
-    let [search, nginx_off_runs, quiet, nginx_on_runs] = runs;
+    let [search, nginx_off_runs, quiet, nginx_on_runs, answers] = runs;
     let (rss_anon_mb, peak_mb) = (server.rss_anon_mb(), server.peak_rss_mb());
     let exit = server.stop();
     let _ = quiet_server.stop();
@@ -482,8 +535,9 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
     check_wrk(&quiet, &format!("{size} services, no access log"), &mut problems);
     check_wrk(&nginx_off_runs, "nginx, access_log off", &mut problems);
     check_wrk(&nginx_on_runs, "nginx, access log on", &mut problems);
+    check_wrk(&answers, "nginx, the answers as files", &mut problems);
     check_wrk(&cached, "nginx as generated, cache on", &mut problems);
-    drop((nginx_off, nginx_on));
+    drop((nginx_off, nginx_on, nginx_answers));
 
     Row {
         services: size,
@@ -498,6 +552,7 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
         quiet,
         nginx_off: nginx_off_runs,
         nginx_on: nginx_on_runs,
+        answers,
         cached,
         answer_bytes,
         rss_anon_mb,
@@ -563,8 +618,8 @@ fn main() {
          |---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut cache = String::from(
-        "| services | through nginx as generated, cache on (second pass): req/s | p99 | non-2xx | nginx (`access_log off`), same-size file: req/s | p99 | req/s ÷ nginx | p99 ÷ nginx | target |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        "| services | through nginx as generated, cache on (second pass): req/s | p99 | non-2xx | nginx (`access_log off`), same-size file: req/s | p99 | req/s ÷ nginx | p99 ÷ nginx | target | nginx (`access_log off`), the answers as files: req/s | p99 | req/s ÷ those | p99 ÷ those |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n",
     );
     let mut spread = String::from(
         "| services | target | each round: req/s, p99 |\n\
@@ -613,7 +668,7 @@ fn main() {
         let (cached_rps, cached_p99) = (row.cached.rps() / row.nginx_off.rps(), row.cached.p99() / row.nginx_off.p99());
         let _ = writeln!(
             cache,
-            "| {} | {:.0} | {:.2} ms | {:.2} % | {:.0} | {:.2} ms | {:.2}× | {:.2}× | ≥ 0.8×, ≤ 1.5×: {} |",
+            "| {} | {:.0} | {:.2} ms | {:.2} % | {:.0} | {:.2} ms | {:.2}× | {:.2}× | ≥ 0.8×, ≤ 1.5×: {} | {:.0} | {:.2} ms | {:.2}× | {:.2}× |",
             row.services,
             row.cached.rps(),
             row.cached.p99(),
@@ -623,12 +678,17 @@ fn main() {
             cached_rps,
             cached_p99,
             if cached_rps >= 0.8 && cached_p99 <= 1.5 { "met" } else { "NOT met" },
+            row.answers.rps(),
+            row.answers.p99(),
+            row.cached.rps() / row.answers.rps(),
+            row.cached.p99() / row.answers.p99(),
         );
         for (name, rounds) in [
             ("svcdir-search, log on", &row.search),
             ("nginx, `access_log off`", &row.nginx_off),
             ("svcdir-search, log off", &row.quiet),
             ("nginx, log on", &row.nginx_on),
+            ("nginx, `access_log off`, the answers as files", &row.answers),
             ("nginx as generated, cache on", &row.cached),
         ] {
             let each: Vec<String> = rounds.0.iter().map(|r| format!("{:.0}, {:.2} ms", r.rps(), r.p99_ms)).collect();
@@ -661,7 +721,8 @@ fn main() {
     println!("Both access logs on\n");
     println!("{logs}");
     println!(
-        "The search through the generated nginx configuration, its cache on: in each round, the query file to fill the cache, then measured\n"
+        "The search through the generated nginx configuration, its cache on: in each round, the query file to fill the cache, then measured; \
+         against one file of the mean answer's size (issue 24's reference) and against the answers themselves as files\n"
     );
     println!("{cache}");
     println!("Each target's rounds, in the order run (the rows above are their sums and means)\n");

@@ -39,13 +39,22 @@ pub struct Answered {
 /// GETs `target` on `sender` and reads the whole body; an error means the connection is
 /// unusable and the caller reconnects.
 pub async fn get(sender: &mut Sender, target: &str) -> Result<Answered, String> {
-    let request = hyper::Request::get(target).header("host", "127.0.0.1").body(Empty::<Bytes>::new()).expect("request");
     let started = Instant::now();
+    let (status, body) = fetch(sender, target).await?;
+    let micros = started.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
+    Ok(Answered { status, bytes: body.len(), micros })
+}
+
+/// GETs `target` on `sender`: the status and the whole body.
+pub async fn fetch(sender: &mut Sender, target: &str) -> Result<(u16, Bytes), String> {
+    let request = hyper::Request::get(target).header("host", "127.0.0.1").body(Empty::<Bytes>::new()).expect("request");
+    // The connection's driver may still be finishing the previous answer on another
+    // thread: sent before it is ready, a request fails as "canceled".
+    sender.ready().await.map_err(|e| e.to_string())?;
     let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
     let status = response.status().as_u16();
     let body = response.into_body().collect().await.map_err(|e| e.to_string())?;
-    let micros = started.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
-    Ok(Answered { status, bytes: body.to_bytes().len(), micros })
+    Ok((status, body.to_bytes()))
 }
 
 /// Keep-alive connections of the load.
@@ -194,6 +203,13 @@ impl Nginx {
         let root = dir.path().join("root");
         std::fs::create_dir_all(&root).expect("root");
         std::fs::write(root.join("answer.json"), body).expect("answer file");
+        Nginx::serve_root(binary, dir, access_log)
+    }
+
+    /// nginx serving the files of `dir/root` as they are, configured as
+    /// [`Nginx::start_with`]'s; `dir` is its prefix, removed when it stops.
+    pub fn serve_root(binary: &Path, dir: tempfile::TempDir, access_log: bool) -> Nginx {
+        let root = dir.path().join("root");
         let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
         let address = format!("127.0.0.1:{port}");
         let p = dir.path().display();
