@@ -479,23 +479,24 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
     // The answers' files on the disk before the load (as the dataset's and the index's).
     flush_to_disk();
 
-    let targets: [(&str, &Path); 5] = [
-        (&server.address, &query_file),
-        (&nginx_off.address, &answer_file),
-        (&quiet_server.address, &query_file),
-        (&nginx_on.address, &answer_file),
-        (&nginx_answers.address, &answers_file),
+    // In the order the rounds run them; a failure names its target as the list above does.
+    let targets: [(&str, &str, &Path); 5] = [
+        ("1 (svcdir-search, log on)", &server.address, &query_file),
+        ("3 (nginx, `access_log off`)", &nginx_off.address, &answer_file),
+        ("2 (svcdir-search, log off)", &quiet_server.address, &query_file),
+        ("4 (nginx, log on)", &nginx_on.address, &answer_file),
+        ("5 (nginx, the answers as files)", &nginx_answers.address, &answers_file),
     ];
     let mut runs: [Rounds; 5] = Default::default();
     let mut cached = Rounds::default();
     let mut proxies = Vec::new();
     for _ in 0..rounds {
-        for (n, (address, file)) in targets.iter().enumerate() {
+        for (n, (name, address, file)) in targets.iter().enumerate() {
             let warm = wrk(wrk_binary, &script, address, file, Duration::from_secs(1).min(share));
             let run = warm.and_then(|_| wrk(wrk_binary, &script, address, file, share));
             match run {
                 Ok(run) => runs[n].0.push(run),
-                Err(e) => problems.push(format!("{size} services, target {}: {e}", n + 1)),
+                Err(e) => problems.push(format!("{size} services, target {name}: {e}")),
             }
         }
         // 6. The generated nginx configuration in front of the search server (cache on), in
