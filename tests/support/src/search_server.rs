@@ -5,6 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -15,6 +16,8 @@ pub struct Server {
     /// `HOST:PORT` it listens on.
     pub address: String,
     log: Arc<Mutex<Vec<String>>>,
+    /// Set once the whole of stderr is read (the process has closed it).
+    drained: Arc<AtomicBool>,
 }
 
 impl Server {
@@ -47,6 +50,8 @@ impl Server {
         let log = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel();
         let lines = log.clone();
+        let drained = Arc::new(AtomicBool::new(false));
+        let at_end = drained.clone();
         // Drain stderr for the server's whole life, so that its log never blocks it.
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -56,8 +61,9 @@ impl Server {
                 }
                 lines.lock().expect("log lock").push(line);
             }
+            at_end.store(true, Ordering::Release);
         });
-        let mut server = Server { child: crate::KillOnDrop(child), address: String::new(), log };
+        let mut server = Server { child: crate::KillOnDrop(child), address: String::new(), log, drained };
         server.address = rx
             .recv_timeout(Duration::from_secs(20))
             .unwrap_or_else(|_| panic!("no listening line; stderr: {:?}", server.log()));
@@ -153,16 +159,22 @@ impl Server {
         }
     }
 
-    /// Waits (at most 20 s) for the process to exit.
+    /// Waits (at most 20 s) for the process to exit and its log to be read to the end: the
+    /// lines it wrote last (`stopped`) may still be in the pipe when it has exited.
     pub fn wait_exit(&mut self) -> ExitStatus {
         let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
+        let status = loop {
             if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
+                break status;
             }
             assert!(Instant::now() < deadline, "did not stop: {:?}", self.log());
             std::thread::sleep(Duration::from_millis(10));
+        };
+        while !self.drained.load(Ordering::Acquire) {
+            assert!(Instant::now() < deadline, "stderr still open after the exit: {:?}", self.log());
+            std::thread::sleep(Duration::from_millis(10));
         }
+        status
     }
 
     /// SIGTERM, then the exit status.
