@@ -87,12 +87,12 @@ impl Load {
         }
     }
 
-    /// Counts an answer: its status class and bytes.
-    fn record(&mut self, answer: &support::Answered) {
-        self.statuses[(answer.status / 100).min(5) as usize] += 1;
-        self.bytes += answer.bytes as u64;
-        if answer.status / 100 == 2 {
-            self.ok_bytes += answer.bytes as u64;
+    /// Counts an answer: its status class and body bytes.
+    fn record(&mut self, status: u16, bytes: usize) {
+        self.statuses[(status / 100).min(5) as usize] += 1;
+        self.bytes += bytes as u64;
+        if status / 100 == 2 {
+            self.ok_bytes += bytes as u64;
         }
     }
 
@@ -121,7 +121,7 @@ async fn connection(address: String, queries: Arc<Vec<String>>, start: usize, st
             match support::get(&mut sender, target).await {
                 Ok(answer) => {
                     load.latencies_us.push(answer.micros);
-                    load.record(&answer);
+                    load.record(answer.status, answer.bytes);
                 }
                 Err(e) => {
                     load.fail(target, e);
@@ -226,7 +226,7 @@ fn ask_each_once(address: &str, queries: &[String]) -> Load {
                         // One attempt a query; a failed one's connection is replaced.
                         let Some(sender) = connected(&mut slot, &address, &mut load).await else { continue };
                         match support::get(sender, target).await {
-                            Ok(answer) => load.record(&answer),
+                            Ok(answer) => load.record(answer.status, answer.bytes),
                             Err(e) => {
                                 load.fail(target, e);
                                 slot = None;
@@ -261,7 +261,7 @@ fn answers_as_files(address: &str, queries: &[String], paths: &Path) -> (tempfil
             let Some(sender) = connected(&mut slot, address, &mut load).await else { continue };
             match support::fetch(sender, target).await {
                 Ok((status, body)) => {
-                    load.record(&support::Answered { status, bytes: body.len(), micros: 0 });
+                    load.record(status, body.len());
                     if status / 100 == 2 {
                         std::fs::write(folder.join(format!("{n}.json")), &body).expect("answer file");
                         let _ = writeln!(list, "/a/{n}.json");
