@@ -244,7 +244,16 @@ struct Image {
     global: Vec<String>,
     /// Options of `podman run` (`--ulimit ...`).
     run: Vec<String>,
-    _remove: Cleanup,
+}
+
+/// Held while an image is built or removed: `podman rmi --force` of one test's image while
+/// another test's `podman build` runs can remove a layer that build is using ("layer not
+/// known").
+static IMAGE_STORE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn image_store() -> std::sync::MutexGuard<'static, ()> {
+    // A test that panicked while holding it left nothing half-done that the next one needs.
+    IMAGE_STORE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Image {
@@ -256,19 +265,30 @@ impl Image {
             return None;
         }
         let tag = format!("localhost/svcdir-search-{purpose}:{}", std::process::id());
-        let output = Command::new("bash")
-            .arg(support::repo().join("deploy/container/build.sh"))
-            .args([env!("CARGO_BIN_EXE_svcdir-search"), &tag])
-            .output()
-            .expect("build.sh runs");
+        let output = {
+            let _store = image_store();
+            Command::new("bash")
+                .arg(support::repo().join("deploy/container/build.sh"))
+                .args([env!("CARGO_BIN_EXE_svcdir-search"), &tag])
+                .output()
+                .expect("build.sh runs")
+        };
         assert!(output.status.success(), "build.sh:\n{}", text(&output));
-        let remove = Cleanup(vec!["rmi".into(), "--force".into(), tag.clone()]);
-        let options = container_engine(&tag)?;
-        let (global, run) = match options.iter().position(|o| o == "--ulimit") {
+        // Removed on drop from here, with the engine's options or without them.
+        let mut image = Image { tag, global: Vec::new(), run: Vec::new() };
+        let options = container_engine(&image.tag)?;
+        (image.global, image.run) = match options.iter().position(|o| o == "--ulimit") {
             Some(at) => (options[..at].to_vec(), options[at..].to_vec()),
             None => (options.clone(), Vec::new()),
         };
-        Some(Image { tag, global, run, _remove: remove })
+        Some(image)
+    }
+}
+
+impl Drop for Image {
+    fn drop(&mut self) {
+        let _store = image_store();
+        drop(Cleanup(vec!["rmi".into(), "--force".into(), self.tag.clone()]));
     }
 }
 
