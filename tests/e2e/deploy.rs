@@ -288,7 +288,7 @@ impl Image {
 impl Drop for Image {
     fn drop(&mut self) {
         let _store = image_store();
-        drop(Cleanup(vec!["rmi".into(), "--force".into(), self.tag.clone()]));
+        podman_quietly(&["rmi", "--force", &self.tag]);
     }
 }
 
@@ -362,8 +362,13 @@ struct Cleanup(Vec<String>);
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        let _ = Command::new("podman").args(&self.0).stdout(Stdio::null()).stderr(Stdio::null()).status();
+        podman_quietly(&self.0);
     }
+}
+
+/// Runs `podman` with `args`, its output and its failure ignored (removing what may be gone).
+fn podman_quietly(args: &[impl AsRef<std::ffi::OsStr>]) {
+    let _ = Command::new("podman").args(args).stdout(Stdio::null()).stderr(Stdio::null()).status();
 }
 
 /// Replaces the one line of `text` whose content (after the indentation) starts with `key`
