@@ -31,7 +31,12 @@
 //! 6. the generated nginx configuration (`svcdir nginx-config`, search cache on) in front of
 //!    the first target: in each round a new nginx, every query of the file asked once to
 //!    fill its cache, then the measured pass, all hits, against the third target's
-//!    requests/s and p99 (issue 24's reference), and the fifth's.
+//!    requests/s and p99 (issue 24's reference), and the fifth's;
+//! 7. nginx with `access_log off` serving as many files as the fifth, each of the mean size
+//!    (`target/bench-search/distinct-N.txt`): the third target's bytes, but not one file
+//!    that stays in the processor's caches. Between the third, this and the fifth, the
+//!    "References" table shows what one file of the mean size leaves out: the cost of
+//!    reading many answers from memory, and that of their spread of sizes.
 //!
 //! Before the load, the in-process hyper client of the earlier bench drives the first
 //! target for 2 s: its latencies are reported as a latency probe only (its own cost caps
@@ -279,6 +284,26 @@ fn answers_as_files(address: &str, queries: &[String], paths: &Path) -> (tempfil
     (dir, mean, load)
 }
 
+/// Writes `count` files of `bytes` bytes each as `root/m/N.json` of a new folder, and their
+/// paths to `paths`: target 7 of [`bench`], the reference's size in as many files as the
+/// answers are. Their bytes differ (the file's number at the start), as the answers' do.
+fn mean_size_files(count: usize, bytes: usize, paths: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let folder = dir.path().join("root/m");
+    std::fs::create_dir_all(&folder).expect("mean-size files' folder");
+    let mut list = String::new();
+    let mut body = vec![b'x'; bytes];
+    for n in 0..count {
+        let mark = n.to_string();
+        let end = mark.len().min(bytes);
+        body[..end].copy_from_slice(&mark.as_bytes()[..end]);
+        std::fs::write(folder.join(format!("{n}.json")), &body).expect("mean-size file");
+        let _ = writeln!(list, "/m/{n}.json");
+    }
+    std::fs::write(paths, list).expect("mean-size files' paths");
+    dir
+}
+
 /// Requests/s and latency percentiles of one measured run of the in-process client.
 #[derive(Default, Clone, Copy)]
 struct Figures {
@@ -339,7 +364,11 @@ struct Row {
     answers: Rounds,
     /// The second pass through the generated nginx configuration (search cache on).
     cached: Rounds,
+    /// nginx serving as many files of the mean size as there are answers, `access_log off`.
+    distinct: Rounds,
     answer_bytes: f64,
+    /// How many of the query file's answers are 2xx: files of targets 5 and 7.
+    answer_files: usize,
     rss_anon_mb: f64,
     peak_mb: f64,
     exit: Option<i32>,
@@ -472,6 +501,11 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
     let (answers_dir, answer_bytes, fetched) = answers_as_files(&quiet_server.address, &queries, &answers_file);
     check(&fetched, &format!("{size} services, the answers as files"), &mut problems);
     let nginx_answers = Nginx::serve_root(&binary, answers_dir, false);
+    // 7. As many files of the mean size.
+    let distinct_file = out.join(format!("distinct-{size}.txt"));
+    let answer_files = fetched.statuses[2] as usize;
+    let distinct_dir = mean_size_files(answer_files, answer_bytes.round() as usize, &distinct_file);
+    let nginx_distinct = Nginx::serve_root(&binary, distinct_dir, false);
     // 3. and 4. nginx serving one file of the mean answer's size, log off and on.
     let body = vec![b'x'; answer_bytes.round() as usize];
     let nginx_off = Nginx::start_with(&binary, &body, false);
@@ -480,14 +514,15 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
     flush_to_disk();
 
     // In the order the rounds run them; a failure names its target as the list above does.
-    let targets: [(&str, &str, &Path); 5] = [
+    let targets: [(&str, &str, &Path); 6] = [
         ("1 (svcdir-search, log on)", &server.address, &query_file),
         ("3 (nginx, `access_log off`)", &nginx_off.address, &answer_file),
         ("2 (svcdir-search, log off)", &quiet_server.address, &query_file),
         ("4 (nginx, log on)", &nginx_on.address, &answer_file),
         ("5 (nginx, the answers as files)", &nginx_answers.address, &answers_file),
+        ("7 (nginx, files of the mean size)", &nginx_distinct.address, &distinct_file),
     ];
-    let mut runs: [Rounds; 5] = Default::default();
+    let mut runs: [Rounds; 6] = Default::default();
     let mut cached = Rounds::default();
     let mut proxies = Vec::new();
     for _ in 0..rounds {
@@ -525,7 +560,7 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
     }
     drop(proxies);
     flush_to_disk();
-    let [search, nginx_off_runs, quiet, nginx_on_runs, answers] = runs;
+    let [search, nginx_off_runs, quiet, nginx_on_runs, answers, distinct] = runs;
     let (rss_anon_mb, peak_mb) = (server.rss_anon_mb(), server.peak_rss_mb());
     let exit = server.stop();
     let _ = quiet_server.stop();
@@ -538,7 +573,8 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
     check_wrk(&nginx_on_runs, "nginx, access log on", &mut problems);
     check_wrk(&answers, "nginx, the answers as files", &mut problems);
     check_wrk(&cached, "nginx as generated, cache on", &mut problems);
-    drop((nginx_off, nginx_on, nginx_answers));
+    check_wrk(&distinct, "nginx, files of the mean size", &mut problems);
+    drop((nginx_off, nginx_on, nginx_answers, nginx_distinct));
 
     Row {
         services: size,
@@ -555,7 +591,9 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
         nginx_on: nginx_on_runs,
         answers,
         cached,
+        distinct,
         answer_bytes,
+        answer_files,
         rss_anon_mb,
         peak_mb,
         exit,
@@ -621,6 +659,10 @@ fn main() {
     let mut cache = String::from(
         "| services | through nginx as generated, cache on (second pass): req/s | p99 | non-2xx | nginx (`access_log off`), same-size file: req/s | p99 | req/s ÷ nginx | p99 ÷ nginx | target | nginx (`access_log off`), the answers as files: req/s | p99 | req/s ÷ those | p99 ÷ those |\n\
          |---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n",
+    );
+    let mut references = String::from(
+        "| services | files | one file of the mean size: req/s, p99 | that many files of the mean size: req/s, p99 | ÷ one file | the answers as files: req/s, p99 | ÷ one file | cache on (second pass) ÷ one file |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut spread = String::from(
         "| services | target | each round: req/s, p99 |\n\
@@ -691,10 +733,26 @@ fn main() {
             ("nginx, log on", &row.nginx_on),
             ("nginx, `access_log off`, the answers as files", &row.answers),
             ("nginx as generated, cache on", &row.cached),
+            ("nginx, `access_log off`, files of the mean size", &row.distinct),
         ] {
             let each: Vec<String> = rounds.0.iter().map(|r| format!("{:.0}, {:.2} ms", r.rps(), r.p99_ms)).collect();
             let _ = writeln!(spread, "| {} | {name} | {} |", row.services, each.join(" · "));
         }
+        let _ = writeln!(
+            references,
+            "| {} | {} | {:.0}, {:.2} ms | {:.0}, {:.2} ms | {:.2}× | {:.0}, {:.2} ms | {:.2}× | {:.2}× |",
+            row.services,
+            row.answer_files,
+            row.nginx_off.rps(),
+            row.nginx_off.p99(),
+            row.distinct.rps(),
+            row.distinct.p99(),
+            row.distinct.rps() / row.nginx_off.rps(),
+            row.answers.rps(),
+            row.answers.p99(),
+            row.answers.rps() / row.nginx_off.rps(),
+            row.cached.rps() / row.nginx_off.rps(),
+        );
         let _ = writeln!(
             logs,
             "| {} | {:.0}, {:.2} ms | {:.0}, {:.2} ms | {:.2}× | {:.2}× | {:.0}, {:.2} ms | {:+.1} % |",
@@ -726,6 +784,11 @@ fn main() {
          against one file of the mean answer's size (issue 24's reference) and against the answers themselves as files\n"
     );
     println!("{cache}");
+    println!(
+        "References: nginx (`access_log off`) serving one file of the mean answer's size (issue 24's reference), as many files of that size \
+         as there are answers (each asked in turn, as the answers are), and the answers themselves as files\n"
+    );
+    println!("{references}");
     println!("Each target's rounds, in the order run (the rows above are their sums and means)\n");
     println!("{spread}");
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
