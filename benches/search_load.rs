@@ -337,6 +337,10 @@ impl Rounds {
     fn p99(&self) -> f64 {
         self.mean(|r| r.p99_ms)
     }
+    /// "requests/s, p99" as the tables' cells print them.
+    fn cell(&self) -> String {
+        format!("{:.0}, {:.2} ms", self.rps(), self.p99())
+    }
     fn non2xx_percent(&self) -> f64 {
         let requests: u64 = self.0.iter().map(|r| r.requests).sum();
         100.0 * self.0.iter().map(|r| r.non2xx).sum::<u64>() as f64 / requests.max(1) as f64
@@ -740,31 +744,25 @@ fn main() {
         }
         let _ = writeln!(
             references,
-            "| {} | {} | {:.0}, {:.2} ms | {:.0}, {:.2} ms | {:.2}× | {:.0}, {:.2} ms | {:.2}× | {:.2}× |",
+            "| {} | {} | {} | {} | {:.2}× | {} | {:.2}× | {:.2}× |",
             row.services,
             row.answer_files,
-            row.nginx_off.rps(),
-            row.nginx_off.p99(),
-            row.distinct.rps(),
-            row.distinct.p99(),
+            row.nginx_off.cell(),
+            row.distinct.cell(),
             row.distinct.rps() / row.nginx_off.rps(),
-            row.answers.rps(),
-            row.answers.p99(),
+            row.answers.cell(),
             row.answers.rps() / row.nginx_off.rps(),
             row.cached.rps() / row.nginx_off.rps(),
         );
         let _ = writeln!(
             logs,
-            "| {} | {:.0}, {:.2} ms | {:.0}, {:.2} ms | {:.2}× | {:.2}× | {:.0}, {:.2} ms | {:+.1} % |",
+            "| {} | {} | {} | {:.2}× | {:.2}× | {} | {:+.1} % |",
             row.services,
-            row.search.rps(),
-            row.search.p99(),
-            row.nginx_on.rps(),
-            row.nginx_on.p99(),
+            row.search.cell(),
+            row.nginx_on.cell(),
             row.search.rps() / row.nginx_on.rps(),
             row.search.p99() / row.nginx_on.p99(),
-            row.quiet.rps(),
-            row.quiet.p99(),
+            row.quiet.cell(),
             (row.quiet.rps() / row.search.rps() - 1.0) * 100.0,
         );
     }
