@@ -505,13 +505,15 @@ fn bench(size: usize, rounds: u32, share: Duration, out: &Path, wrk_binary: &Pat
     let (answers_dir, answer_bytes, fetched) = answers_as_files(&quiet_server.address, &queries, &answers_file);
     check(&fetched, &format!("{size} services, the answers as files"), &mut problems);
     let nginx_answers = Nginx::serve_root(&binary, answers_dir, false);
+    // The reference's file size, in whole bytes (targets 3, 4 and 7).
+    let mean_bytes = answer_bytes.round() as usize;
     // 7. As many files of the mean size.
     let distinct_file = out.join(format!("distinct-{size}.txt"));
     let answer_files = fetched.statuses[2] as usize;
-    let distinct_dir = mean_size_files(answer_files, answer_bytes.round() as usize, &distinct_file);
+    let distinct_dir = mean_size_files(answer_files, mean_bytes, &distinct_file);
     let nginx_distinct = Nginx::serve_root(&binary, distinct_dir, false);
     // 3. and 4. nginx serving one file of the mean answer's size, log off and on.
-    let body = vec![b'x'; answer_bytes.round() as usize];
+    let body = vec![b'x'; mean_bytes];
     let nginx_off = Nginx::start_with(&binary, &body, false);
     let nginx_on = Nginx::start_with(&binary, &body, true);
     // The answers' files on the disk before the load (as the dataset's and the index's).
