@@ -22,11 +22,13 @@ SVCDIR = $(CARGO) run --no-default-features --bin svcdir --
 build:
 	$(SVCDIR) build --input $(INPUT) --output $(OUTPUT) --index $(INDEX) --base-url $(BASE_URL)
 
-## test: unit, integration, snapshot and property tests (builds skip the flush to disk,
-## SVCDIR_UNSAFE_NO_SYNC=1, as syncfs on a shared disk costs seconds; tests/it/publication.rs
+## test: every test: the PyPI and npm tools into target/ (tools/sh/test-tools.sh), the unit,
+## integration, snapshot, property and end-to-end tests, then the contract tests; a summary of
+## what ran and what skipped, and why, closes the run (tools/sh/test.sh). Builds skip the flush
+## to disk (SVCDIR_UNSAFE_NO_SYNC=1: syncfs on a shared disk costs seconds; tests/it/publication.rs
 ## runs the synced path)
 test:
-	SVCDIR_UNSAFE_NO_SYNC=1 $(CARGO) test --all-targets
+	CARGO=$(CARGO) bash tools/sh/test.sh
 
 ## lint: formatting, clippy and docs, warnings as errors; no import cycles between the folders or files of src/
 lint:
