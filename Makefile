@@ -22,11 +22,10 @@ SVCDIR = $(CARGO) run --no-default-features --bin svcdir --
 build:
 	$(SVCDIR) build --input $(INPUT) --output $(OUTPUT) --index $(INDEX) --base-url $(BASE_URL)
 
-## test: every test: the PyPI and npm tools into target/ (tools/sh/test-tools.sh), the unit,
-## integration, snapshot, property and end-to-end tests, then the contract tests; a summary of
-## what ran and what skipped, and why, closes the run (tools/sh/test.sh). Builds skip the flush
-## to disk (SVCDIR_UNSAFE_NO_SYNC=1: syncfs on a shared disk costs seconds; tests/it/publication.rs
-## runs the synced path)
+## test: every test, with the tools it installs into target/, and a summary of what ran and what skipped
+# tools/sh/test.sh: the PyPI and npm tools (tools/sh/test-tools.sh), every test target, then
+# the contract tests. Builds there skip the flush to disk (SVCDIR_UNSAFE_NO_SYNC=1, as syncfs
+# on a shared disk costs seconds; tests/it/publication.rs runs the synced path).
 test:
 	CARGO=$(CARGO) bash tools/sh/test.sh
 
