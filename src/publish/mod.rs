@@ -65,12 +65,12 @@ pub enum PublishError {
         scheme: String,
     },
     /// The store could not be set up from the URL and the environment.
-    #[error("cannot use {url}: {source}")]
+    #[error("cannot use {url}: {detail}")]
     Store {
         /// The URL given.
         url: String,
-        /// The cause.
-        source: Box<object_store::Error>,
+        /// The cause, credentials redacted and bounded ([`store::redact`]).
+        detail: String,
     },
     /// The bucket or container does not exist.
     #[error("{url}: the bucket does not exist, or these credentials cannot see it ({detail}); create it first")]
@@ -91,7 +91,7 @@ pub enum PublishError {
         detail: String,
     },
     /// A request to the store failed (after its retries).
-    #[error("{url}: cannot {action} {what}: {source}")]
+    #[error("{url}: cannot {action} {what}: {detail}")]
     Remote {
         /// The URL given.
         url: String,
@@ -99,8 +99,8 @@ pub enum PublishError {
         action: &'static str,
         /// To what.
         what: String,
-        /// The cause.
-        source: Box<object_store::Error>,
+        /// The store's answer, credentials redacted and bounded ([`store::redact`]).
+        detail: String,
     },
     /// A local file could not be read.
     #[error("cannot read {path}: {source}")]

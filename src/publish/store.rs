@@ -109,7 +109,7 @@ pub(crate) fn open_with(url: &str, retry: Retries) -> Result<Target, PublishErro
             return Err(PublishError::NoBucket { url: url.to_owned(), detail: format!("{dir} is not a directory") });
         }
         let store = LocalFileSystem::new_with_prefix(dir)
-            .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?
+            .map_err(|source| PublishError::Store { url: url.to_owned(), detail: redact(&source.to_string()) })?
             .with_automatic_cleanup(true);
         return Ok(Target {
             store: Arc::new(store),
@@ -135,26 +135,26 @@ fn open_cloud(url: &str, scheme: &str, bucket: &str, retry: Retries) -> Result<A
     // The cloud builders build their HTTP client now: rustls needs its provider first.
     crate::tls::install_crypto_provider();
     Ok(match scheme {
-        "s3" => Arc::new(
-            AmazonS3Builder::from_env()
-                .with_bucket_name(bucket)
-                .with_retry(retry.config())
-                .build()
-                .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
-        ),
+        "s3" => {
+            Arc::new(
+                AmazonS3Builder::from_env().with_bucket_name(bucket).with_retry(retry.config()).build().map_err(
+                    |source| PublishError::Store { url: url.to_owned(), detail: redact(&source.to_string()) },
+                )?,
+            )
+        }
         "gs" => Arc::new(
             GoogleCloudStorageBuilder::from_env()
                 .with_bucket_name(bucket)
                 .with_retry(retry.config())
                 .build()
-                .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
+                .map_err(|source| PublishError::Store { url: url.to_owned(), detail: redact(&source.to_string()) })?,
         ),
         "az" => Arc::new(
             MicrosoftAzureBuilder::from_env()
                 .with_container_name(bucket)
                 .with_retry(retry.config())
                 .build()
-                .map_err(|source| PublishError::Store { url: url.to_owned(), source: Box::new(source) })?,
+                .map_err(|source| PublishError::Store { url: url.to_owned(), detail: redact(&source.to_string()) })?,
         ),
         _ => return Err(bad("unknown scheme: use s3://, gs://, az:// or file:///")),
     })
@@ -180,14 +180,14 @@ pub(crate) fn classify(target: &Target, action: &'static str, what: &str, source
     if matches!(source, object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. })
         || refused.iter().any(|code| text.contains(code))
     {
-        return PublishError::Credentials { url: target.url.clone(), detail: answer(&text) };
+        return PublishError::Credentials { url: target.url.clone(), detail: redact(&answer(&text)) };
     }
     for code in ["NoSuchBucket", "ContainerNotFound"] {
         if text.contains(code) {
             return PublishError::NoBucket { url: target.url.clone(), detail: format!("the store answered {code}") };
         }
     }
-    PublishError::Remote { url: target.url.clone(), action, what: what.to_owned(), source: Box::new(source) }
+    PublishError::Remote { url: target.url.clone(), action, what: what.to_owned(), detail: redact(&text) }
 }
 
 /// The store's own words from an error: the code and message of an S3-style XML body
@@ -205,6 +205,154 @@ fn answer(text: &str) -> String {
     }
 }
 
+/// Most bytes of a store's answer (or of any message quoting one) kept in an error, a log
+/// line or `/healthz`: a store can answer with an error body of any size.
+pub(crate) const DETAIL_LIMIT: usize = 512;
+
+/// What marks a message cut at [`DETAIL_LIMIT`].
+const CUT: &str = " [cut]";
+
+/// Put in place of a credential.
+const REDACTED: &str = "<redacted>";
+
+/// Variables of the stores' environment whose values are secrets or name the caller.
+const SECRET_VARIABLES: &[&str] = &[
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_ACCESS_KEY",
+    "AZURE_STORAGE_SAS_KEY",
+    "AZURE_CLIENT_SECRET",
+    "GOOGLE_SERVICE_ACCOUNT_KEY",
+];
+
+/// Elements of an S3 error body that quote the signed request (the session token and the
+/// key id among it, in plain text or hex): dropped whole.
+const SIGNED_ELEMENTS: &[&str] = &[
+    "StringToSign",
+    "StringToSignBytes",
+    "CanonicalRequest",
+    "CanonicalRequestBytes",
+    "SignatureProvided",
+    "AWSAccessKeyId",
+];
+
+/// Parameters (query or header form, compared without case) whose values are credentials.
+const SECRET_PARAMETERS: &[&str] = &[
+    "x-amz-security-token=",
+    "x-amz-security-token:",
+    "x-amz-credential=",
+    "x-amz-signature=",
+    "credential=",
+    "signature=",
+    "sig=",
+];
+
+/// `text` made fit to show and to log: the credentials of the environment, signing
+/// parameters and the quoted signed request replaced, the user and password of every URL
+/// removed, and the whole cut to [`DETAIL_LIMIT`] bytes (at a character boundary, marked).
+pub(crate) fn redact(text: &str) -> String {
+    let secrets: Vec<String> =
+        SECRET_VARIABLES.iter().filter_map(|name| std::env::var(name).ok()).filter(|value| value.len() >= 4).collect();
+    redact_with(text, &secrets)
+}
+
+/// [`redact`] with the secrets given.
+fn redact_with(text: &str, secrets: &[String]) -> String {
+    // Far more than is kept, so that a secret cut at this first bound is gone after the last.
+    let mut text = cut(text, DETAIL_LIMIT * 64).0.to_owned();
+    for secret in secrets {
+        let encoded = percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC).to_string();
+        for form in [secret.as_str(), encoded.as_str()] {
+            text = text.replace(form, REDACTED);
+        }
+    }
+    for name in SIGNED_ELEMENTS {
+        text = drop_element(&text, name);
+    }
+    text = redact_parameters(&text);
+    text = redact_userinfo(&text);
+    match cut(&text, DETAIL_LIMIT) {
+        (kept, true) => format!("{kept}{CUT}"),
+        (kept, false) => kept.to_owned(),
+    }
+}
+
+/// At most `limit` bytes of `text`, ending at a character boundary; true when cut.
+fn cut(text: &str, limit: usize) -> (&str, bool) {
+    if text.len() <= limit {
+        return (text, false);
+    }
+    let end = (0..=limit).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    (&text[..end], true)
+}
+
+/// `text` with the content of every `<name>...</name>` replaced (an unclosed one: to the end).
+fn drop_element(text: &str, name: &str) -> String {
+    let (open, close) = (format!("<{name}>"), format!("</{name}>"));
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(&open) {
+        out.push_str(&rest[..start + open.len()]);
+        out.push_str(REDACTED);
+        rest = &rest[start + open.len()..];
+        match rest.find(&close) {
+            Some(end) => rest = &rest[end..],
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` with the value after every [`SECRET_PARAMETERS`] name replaced, up to the next
+/// separator of a query, a header list or markup.
+fn redact_parameters(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while at < text.len() {
+        let found = SECRET_PARAMETERS
+            .iter()
+            .filter_map(|name| lower[at..].find(name).map(|i| (at + i, name.len())))
+            .min_by_key(|&(i, _)| i);
+        let Some((start, len)) = found else { break };
+        let value = start + len;
+        let end = text[value..]
+            .find(|c: char| c == '&' || c == ',' || c == ';' || c == '"' || c == '\'' || c == '<' || c.is_whitespace())
+            .map_or(text.len(), |i| value + i);
+        out.push_str(&text[at..value]);
+        if end > value {
+            out.push_str(REDACTED);
+        }
+        at = end;
+    }
+    out.push_str(&text[at.min(text.len())..]);
+    out
+}
+
+/// `text` with the user and password of every `scheme://user:pass@host` replaced.
+fn redact_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let authority_start = i + 3;
+        out.push_str(&rest[..authority_start]);
+        rest = &rest[authority_start..];
+        let authority_end = rest
+            .find(|c: char| matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>' | ')') || c.is_whitespace())
+            .unwrap_or(rest.len());
+        if let Some(at) = rest[..authority_end].rfind('@') {
+            out.push_str(REDACTED);
+            rest = &rest[at..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,6 +362,25 @@ mod tests {
         let text = "403 Forbidden: <?xml version=\"1.0\"?><Error><Code>InvalidAccessKeyId</Code><Message>No such key.</Message><RequestId>x</RequestId></Error>";
         assert_eq!(answer(text), "InvalidAccessKeyId: No such key.");
         assert_eq!(answer("connection refused"), "connection refused");
+    }
+
+    #[test]
+    fn credentials_are_redacted_and_answers_bounded() {
+        let secrets = ["AKIAEXAMPLEKEY".to_owned(), "tok/en+with=signs".to_owned()];
+        let text = "SignatureDoesNotMatch <AWSAccessKeyId>AKIAEXAMPLEKEY</AWSAccessKeyId><StringToSignBytes>41 4b</StringToSignBytes> \
+            url http://user:hunter2@127.0.0.1:9/b?X-Amz-Security-Token=tok%2Fen%2Bwith%3Dsigns&X-Amz-Credential=AKIA%2F1&X-Amz-Signature=abcd \
+            header x-amz-security-token:tok/en+with=signs Authorization: AWS4-HMAC-SHA256 Credential=AKIAEXAMPLEKEY/x, Signature=ff00";
+        let safe = redact_with(text, &secrets);
+        for leak in ["AKIAEXAMPLEKEY", "tok/en", "tok%2Fen", "hunter2", "user:", "41 4b", "abcd", "ff00", "AKIA%2F1"] {
+            assert!(!safe.contains(leak), "{leak} in {safe}");
+        }
+        assert!(safe.contains("http://<redacted>@127.0.0.1:9/b"), "{safe}");
+        assert!(safe.starts_with("SignatureDoesNotMatch"), "{safe}");
+
+        let huge = format!("{}{}", "é".repeat(DETAIL_LIMIT), "AKIAEXAMPLEKEY".repeat(100_000));
+        let safe = redact_with(&huge, &secrets);
+        assert!(safe.len() <= DETAIL_LIMIT + CUT.len() && safe.ends_with(CUT), "{}", safe.len());
+        assert_eq!(redact_with("short", &secrets), "short");
     }
 
     #[test]
