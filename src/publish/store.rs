@@ -16,11 +16,15 @@ use object_store::aws::AmazonS3Builder;
 #[cfg(feature = "cloud")]
 use object_store::azure::MicrosoftAzureBuilder;
 #[cfg(feature = "cloud")]
+use object_store::client::{
+    HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpResponse, HttpService,
+};
+#[cfg(feature = "cloud")]
 use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as StorePath;
 #[cfg(feature = "cloud")]
-use object_store::{BackoffConfig, RetryConfig};
+use object_store::{BackoffConfig, ClientConfigKey, ClientOptions, RetryConfig};
 
 use super::PublishError;
 
@@ -135,15 +139,17 @@ fn open_cloud(url: &str, scheme: &str, bucket: &str, retry: Retries) -> Result<A
     // The cloud builders build their HTTP client now: rustls needs its provider first.
     crate::tls::install_crypto_provider();
     Ok(match scheme {
-        "s3" => {
-            Arc::new(
-                AmazonS3Builder::from_env().with_bucket_name(bucket).with_retry(retry.config()).build().map_err(
-                    |source| PublishError::Store { url: url.to_owned(), detail: redact(&source.to_string()) },
-                )?,
-            )
-        }
+        "s3" => Arc::new(
+            AmazonS3Builder::from_env()
+                .with_http_connector(NoRedirects)
+                .with_bucket_name(bucket)
+                .with_retry(retry.config())
+                .build()
+                .map_err(|source| PublishError::Store { url: url.to_owned(), detail: redact(&source.to_string()) })?,
+        ),
         "gs" => Arc::new(
             GoogleCloudStorageBuilder::from_env()
+                .with_http_connector(NoRedirects)
                 .with_bucket_name(bucket)
                 .with_retry(retry.config())
                 .build()
@@ -151,6 +157,7 @@ fn open_cloud(url: &str, scheme: &str, bucket: &str, retry: Retries) -> Result<A
         ),
         "az" => Arc::new(
             MicrosoftAzureBuilder::from_env()
+                .with_http_connector(NoRedirects)
                 .with_container_name(bucket)
                 .with_retry(retry.config())
                 .build()
@@ -158,6 +165,108 @@ fn open_cloud(url: &str, scheme: &str, bucket: &str, retry: Retries) -> Result<A
         ),
         _ => return Err(bad("unknown scheme: use s3://, gs://, az:// or file:///")),
     })
+}
+
+/// The HTTP client of every cloud store: reqwest set up from the store's [`ClientOptions`]
+/// as `object_store` does, except that a redirect is never followed (it would carry the
+/// signed headers, the session token among them, and a `Referer` naming the bucket to the
+/// origin it names) and fails the request, unretried, saying where it pointed.
+#[cfg(feature = "cloud")]
+#[derive(Debug)]
+struct NoRedirects;
+
+#[cfg(feature = "cloud")]
+impl HttpConnector for NoRedirects {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        let value = |key: ClientConfigKey| options.get_config_value(&key);
+        let flag = |key| {
+            value(key).is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "on" | "yes" | "y"))
+        };
+        // object_store writes its durations as humantime does ("30s", "5s").
+        let duration = |key| value(key).and_then(|v| humantime::parse_duration(&v).ok());
+        let generic =
+            |source: reqwest::Error| object_store::Error::Generic { store: "HTTP client", source: Box::new(source) };
+        let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .referer(false)
+            .https_only(!flag(ClientConfigKey::AllowHttp))
+            .user_agent(
+                value(ClientConfigKey::UserAgent)
+                    .unwrap_or_else(|| concat!("svcdir/", env!("CARGO_PKG_VERSION")).to_owned()),
+            );
+        if flag(ClientConfigKey::AllowInvalidCertificates) {
+            builder = builder.tls_danger_accept_invalid_certs(true);
+        }
+        if let Some(proxy) = value(ClientConfigKey::ProxyUrl) {
+            let mut proxy = reqwest::Proxy::all(proxy).map_err(generic)?;
+            if let Some(excludes) = value(ClientConfigKey::ProxyExcludes) {
+                proxy = proxy.no_proxy(reqwest::NoProxy::from_string(&excludes));
+            }
+            builder = builder.proxy(proxy);
+        }
+        if let Some(timeout) = duration(ClientConfigKey::Timeout) {
+            builder = builder.timeout(timeout);
+        }
+        if let Some(timeout) = duration(ClientConfigKey::ConnectTimeout) {
+            builder = builder.connect_timeout(timeout);
+        }
+        if let Some(timeout) = duration(ClientConfigKey::ReadTimeout) {
+            builder = builder.read_timeout(timeout);
+        }
+        if let Some(timeout) = duration(ClientConfigKey::PoolIdleTimeout) {
+            builder = builder.pool_idle_timeout(timeout);
+        }
+        if flag(ClientConfigKey::Http1Only) {
+            builder = builder.http1_only();
+        }
+        if flag(ClientConfigKey::Http2Only) {
+            builder = builder.http2_prior_knowledge();
+        }
+        Ok(HttpClient::new(Unredirected(builder.build().map_err(generic)?)))
+    }
+}
+
+/// A reqwest client that follows no redirect, turning one into an error.
+#[cfg(feature = "cloud")]
+#[derive(Debug)]
+struct Unredirected(reqwest::Client);
+
+/// A store answered a request with a redirect.
+#[cfg(feature = "cloud")]
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the store answered {status} with a redirect to {location}; redirects are refused (they would carry the request's \
+     credentials elsewhere): point the store's endpoint (AWS_ENDPOINT_URL, ...) at the address that answers"
+)]
+struct Redirected {
+    status: u16,
+    location: String,
+}
+
+#[cfg(feature = "cloud")]
+impl HttpService for Unredirected {
+    fn call<'a, 'b>(
+        &'a self,
+        request: HttpRequest,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<HttpResponse, HttpError>> + Send + 'b>>
+    where
+        'a: 'b,
+        Self: 'b,
+    {
+        Box::pin(async move {
+            let response = HttpService::call(&self.0, request).await?;
+            let status = response.status().as_u16();
+            // 304 Not Modified is the answer to a conditional read, not a redirect.
+            if matches!(status, 301 | 302 | 303 | 307 | 308) {
+                let location = response
+                    .headers()
+                    .get(reqwest::header::LOCATION)
+                    .map_or("nowhere (no Location)".to_owned(), |l| String::from_utf8_lossy(l.as_bytes()).into_owned());
+                return Err(HttpError::new(HttpErrorKind::Unknown, Redirected { status, location }));
+            }
+            Ok(response)
+        })
+    }
 }
 
 /// Without the `cloud` feature only `file:///` stores exist: a cloud URL says how to get them.
