@@ -327,6 +327,7 @@ fn publish(args: PublishArgs) -> ExitCode {
         dry_run: args.dry_run,
         max_deletes: args.max_deletes,
         jobs: usize::from(args.jobs),
+        verify: args.verify,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,

@@ -135,6 +135,10 @@ pub struct PublishConfig {
     pub max_deletes: usize,
     /// Transfers at once (at least 1).
     pub jobs: usize,
+    /// Never trust the remote manifest: list the store and check every object against the
+    /// local file (its size, and its ETag when that is an MD5), so that objects deleted or
+    /// changed behind the manifest's back are found and uploaded again.
+    pub verify: bool,
 }
 
 /// What a publish did (or, with `--dry-run`, would do).
@@ -179,8 +183,9 @@ pub async fn publish(
         .await
         .map_err(|err| PublishError::Local { path: cfg.public.clone(), source: std::io::Error::other(err) })??;
     let mut remote = read_manifest(&target).await?;
-    // A clean manifest is trusted: only its shards that differ from the local ones are read.
-    let trusted = match remote.as_mut().filter(|r| r.clean) {
+    // A clean manifest is trusted (unless asked to verify): only its shards that differ from
+    // the local ones are read.
+    let trusted = match remote.as_mut().filter(|r| r.clean && !cfg.verify) {
         Some(r) => match r.root.as_ref().map(|root| plan::shards_to_read(&local.manifest.root, root)) {
             Some(prefixes) => read_shards(cfg, &target, r, &prefixes).await?,
             None => false,
@@ -204,8 +209,9 @@ pub async fn publish(
             }
             let local = local.clone();
             let remote = remote.clone();
+            let verify = cfg.verify;
             let plan = tokio::task::spawn_blocking(move || {
-                plan::from_listing(&local, remote.as_ref(), &listing, pointer.as_deref())
+                plan::from_listing(&local, remote.as_ref(), &listing, pointer.as_deref(), verify)
             })
             .await
             .map_err(|err| PublishError::Local { path: cfg.public.clone(), source: std::io::Error::other(err) })??;

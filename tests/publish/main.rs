@@ -537,3 +537,28 @@ fn one_changed_service_moves_its_objects_and_only_the_shards_that_changed() {
         .collect();
     assert_eq!(objects.keys().cloned().collect::<std::collections::BTreeSet<_>>(), on_disk, "old shards deleted");
 }
+
+#[test]
+fn verify_restores_objects_deleted_behind_a_clean_manifest() {
+    let Some(s3) = S3Server::shared() else { return };
+    let bucket = s3.bucket("verify");
+    let site = Site::new(false);
+    let env = S3Server::env_for(&s3.endpoint());
+    let to = format!("s3://{bucket}");
+    ok(&publish(&site.public, &to, &env, &[]));
+    let pointer: serde_json::Value =
+        serde_json::from_slice(&site.files()["_search/current.json"]).expect("the pointer is JSON");
+    let index = pointer["path"].as_str().expect("the pointer names its index").to_owned();
+    let page = site.files().keys().find(|rel| rel.ends_with("index.json")).expect("a page").clone();
+    svcdir_testkit::s3::delete_objects(&s3.endpoint(), &bucket, &[&index, &page]);
+    assert!(!s3.objects(&bucket, "").contains_key(&index));
+    // The clean manifest still vouches for both: a plain publish cannot see they are gone.
+    let trusting = ok(&publish(&site.public, &to, &env, &[]));
+    assert_eq!(n(&trusting, "uploaded"), 0, "{trusting}");
+    let verified = ok(&publish(&site.public, &to, &env, &["--verify"]));
+    assert!(n(&verified, "uploaded") >= 2, "{verified}");
+    assert_exact(&s3.objects(&bucket, ""), &site);
+    // Verified again: nothing is missing any more.
+    let again = ok(&publish(&site.public, &to, &env, &["--verify"]));
+    assert_eq!((n(&again, "uploaded"), n(&again, "deleted")), (0, 0), "{again}");
+}
