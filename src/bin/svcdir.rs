@@ -355,6 +355,7 @@ fn publish(args: PublishArgs) -> ExitCode {
     bar.lock().expect("progress bar lock").finish_and_clear();
     match result {
         Ok(summary) => {
+            eprint!("{}", report::warnings(&summary));
             if summary.dry_run {
                 // The plan: on stdout, or beside the JSON object on stderr.
                 let lines = report::plan_lines(&summary);

@@ -160,6 +160,8 @@ pub struct PublishSummary {
     pub plan: Plan,
     /// Whether the store had to be listed (no usable, clean remote manifest).
     pub listed: bool,
+    /// Symbolic links of the tree, not published (relative paths).
+    pub skipped_links: Vec<String>,
 }
 
 /// Progress of the transfers, for a progress bar.
@@ -224,7 +226,13 @@ pub async fn publish(
     if deletes > cfg.max_deletes {
         return Err(PublishError::TooManyDeletes { count: deletes, max: cfg.max_deletes });
     }
-    let mut summary = PublishSummary { dry_run: cfg.dry_run, unchanged: plan.unchanged, listed, ..Default::default() };
+    let mut summary = PublishSummary {
+        dry_run: cfg.dry_run,
+        unchanged: plan.unchanged,
+        listed,
+        skipped_links: local.skipped_links.clone(),
+        ..Default::default()
+    };
     if cfg.dry_run || plan.is_empty() {
         summary.plan = plan;
         summary.seconds = started.elapsed().as_secs_f64();

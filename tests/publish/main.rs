@@ -562,3 +562,21 @@ fn verify_restores_objects_deleted_behind_a_clean_manifest() {
     let again = ok(&publish(&site.public, &to, &env, &["--verify"]));
     assert_eq!((n(&again, "uploaded"), n(&again, "deleted")), (0, 0), "{again}");
 }
+
+#[test]
+fn symbolic_links_are_not_published_and_each_is_named() {
+    let site = Site::new(false);
+    let outside = tempfile::tempdir().expect("temp dir");
+    std::fs::write(outside.path().join("secret.txt"), "not for the site").expect("write");
+    let public = std::fs::canonicalize(&site.public).expect("the build");
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), public.join("linked.txt")).expect("a file link");
+    std::os::unix::fs::symlink(outside.path(), public.join("linked-dir")).expect("a folder link");
+    let dest = tempfile::tempdir().expect("temp dir");
+    let output = publish(&site.public, &format!("file://{}", dest.path().display()), &[], &[]);
+    ok(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for rel in ["linked.txt", "linked-dir"] {
+        assert!(stderr.contains(&format!("warning: {rel} is a symbolic link: not published")), "{stderr}");
+        assert!(!dest.path().join(rel).exists(), "{rel} was published");
+    }
+}
