@@ -383,6 +383,10 @@ fn redact_with(text: &str, secrets: &[String]) -> String {
     }
     text = redact_parameters(&text);
     text = redact_userinfo(&text);
+    // A text already cut here is left as it is (redacting twice changes nothing).
+    if text.ends_with(CUT) && text.len() <= DETAIL_LIMIT + CUT.len() {
+        return text;
+    }
     match cut(&text, DETAIL_LIMIT) {
         (kept, true) => format!("{kept}{CUT}"),
         (kept, false) => kept.to_owned(),
@@ -489,6 +493,7 @@ mod tests {
         let huge = format!("{}{}", "é".repeat(DETAIL_LIMIT), "AKIAEXAMPLEKEY".repeat(100_000));
         let safe = redact_with(&huge, &secrets);
         assert!(safe.len() <= DETAIL_LIMIT + CUT.len() && safe.ends_with(CUT), "{}", safe.len());
+        assert_eq!(redact_with(&safe, &secrets), safe);
         assert_eq!(redact_with("short", &secrets), "short");
     }
 
