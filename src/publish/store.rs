@@ -202,6 +202,10 @@ impl HttpConnector for NoRedirects {
             if let Some(excludes) = value(ClientConfigKey::ProxyExcludes) {
                 proxy = proxy.no_proxy(reqwest::NoProxy::from_string(&excludes));
             }
+            if let Some(pem) = value(ClientConfigKey::ProxyCaCertificate) {
+                let certificate = reqwest::tls::Certificate::from_pem(pem.as_bytes()).map_err(generic)?;
+                builder = builder.tls_certs_merge(std::iter::once(certificate));
+            }
             builder = builder.proxy(proxy);
         }
         if let Some(timeout) = duration(ClientConfigKey::Timeout) {
@@ -321,6 +325,10 @@ pub(crate) const DETAIL_LIMIT: usize = 512;
 /// What marks a message cut at [`DETAIL_LIMIT`].
 const CUT: &str = " [cut]";
 
+/// What a signed URL's query encodes (RFC 3986: all but the unreserved characters).
+const URI_COMPONENT: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
 /// Put in place of a credential.
 const REDACTED: &str = "<redacted>";
 
@@ -373,7 +381,7 @@ fn redact_with(text: &str, secrets: &[String]) -> String {
     // Far more than is kept, so that a secret cut at this first bound is gone after the last.
     let mut text = cut(text, DETAIL_LIMIT * 64).0.to_owned();
     for secret in secrets {
-        let encoded = percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC).to_string();
+        let encoded = percent_encoding::utf8_percent_encode(secret, URI_COMPONENT).to_string();
         for form in [secret.as_str(), encoded.as_str()] {
             text = text.replace(form, REDACTED);
         }
@@ -479,10 +487,10 @@ mod tests {
 
     #[test]
     fn credentials_are_redacted_and_answers_bounded() {
-        let secrets = ["AKIAEXAMPLEKEY".to_owned(), "tok/en+with=signs".to_owned()];
+        let secrets = ["AKIAEXAMPLEKEY".to_owned(), "tok/en+with=signs-_".to_owned()];
         let text = "SignatureDoesNotMatch <AWSAccessKeyId>AKIAEXAMPLEKEY</AWSAccessKeyId><StringToSignBytes>41 4b</StringToSignBytes> \
-            url http://user:hunter2@127.0.0.1:9/b?X-Amz-Security-Token=tok%2Fen%2Bwith%3Dsigns&X-Amz-Credential=AKIA%2F1&X-Amz-Signature=abcd \
-            header x-amz-security-token:tok/en+with=signs Authorization: AWS4-HMAC-SHA256 Credential=AKIAEXAMPLEKEY/x, Signature=ff00";
+            url http://user:hunter2@127.0.0.1:9/b?X-Amz-Security-Token=tok%2Fen%2Bwith%3Dsigns-_&X-Amz-Credential=AKIA%2F1&X-Amz-Signature=abcd \
+            header x-amz-security-token:tok/en+with=signs-_ path /b/tok%2Fen%2Bwith%3Dsigns-_/x Authorization: AWS4-HMAC-SHA256 Credential=AKIAEXAMPLEKEY/x, Signature=ff00";
         let safe = redact_with(text, &secrets);
         for leak in ["AKIAEXAMPLEKEY", "tok/en", "tok%2Fen", "hunter2", "user:", "41 4b", "abcd", "ff00", "AKIA%2F1"] {
             assert!(!safe.contains(leak), "{leak} in {safe}");
