@@ -124,6 +124,11 @@ pub struct PublishArgs {
     /// Transfers at once.
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub jobs: u16,
+    /// Check the store object by object instead of trusting its manifest: list it, compare
+    /// each object's size (and its ETag, when that is the MD5 of the bytes) with the local
+    /// file, and upload what is missing or different.
+    #[arg(long)]
+    pub verify: bool,
     /// Print one JSON object on stdout: ok, dry_run, uploaded, deleted, unchanged, bytes,
     /// seconds (and `error` when ok is false). No progress bar.
     #[arg(long)]

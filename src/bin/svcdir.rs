@@ -327,6 +327,7 @@ fn publish(args: PublishArgs) -> ExitCode {
         dry_run: args.dry_run,
         max_deletes: args.max_deletes,
         jobs: usize::from(args.jobs),
+        verify: args.verify,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -354,6 +355,7 @@ fn publish(args: PublishArgs) -> ExitCode {
     bar.lock().expect("progress bar lock").finish_and_clear();
     match result {
         Ok(summary) => {
+            eprint!("{}", report::warnings(&summary));
             if summary.dry_run {
                 // The plan: on stdout, or beside the JSON object on stderr.
                 let lines = report::plan_lines(&summary);

@@ -20,6 +20,8 @@ pub(crate) struct LocalTree {
     /// these files (encoding is deterministic, so these are its bytes), else one made from
     /// them.
     pub manifest: Encoded,
+    /// Symbolic links under the root (relative paths): not followed, so not published.
+    pub skipped_links: Vec<String>,
 }
 
 impl LocalTree {
@@ -32,15 +34,21 @@ impl LocalTree {
             return Err(local(err, root));
         }
         let mut rels = Vec::new();
+        let mut skipped_links = Vec::new();
         for entry in walkdir::WalkDir::new(root).follow_root_links(true) {
             let entry = entry.map_err(|err| {
                 let path = err.path().unwrap_or(root).to_owned();
                 local(err.into(), &path)
             })?;
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            if entry.file_type().is_symlink() {
+                // A link could name anything on the machine: never followed, but named.
+                skipped_links.push(rel.to_string_lossy().replace(std::path::MAIN_SEPARATOR, "/"));
+                continue;
+            }
             if !entry.file_type().is_file() {
                 continue;
             }
-            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
             let rel = rel
                 .to_str()
                 .filter(|r| !r.contains('\\'))
@@ -63,7 +71,7 @@ impl LocalTree {
             _ => Manifest::of_files(files.clone()),
         };
         let manifest = manifest.encode().map_err(std::io::Error::other).map_err(|e| local(e, root))?;
-        Ok(LocalTree { root: root.to_owned(), files, manifest })
+        Ok(LocalTree { root: root.to_owned(), files, manifest, skipped_links })
     }
 
     /// The bytes of one file.

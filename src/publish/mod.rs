@@ -65,12 +65,12 @@ pub enum PublishError {
         scheme: String,
     },
     /// The store could not be set up from the URL and the environment.
-    #[error("cannot use {url}: {source}")]
+    #[error("cannot use {url}: {detail}")]
     Store {
         /// The URL given.
         url: String,
-        /// The cause.
-        source: Box<object_store::Error>,
+        /// The cause, credentials redacted and bounded ([`store::redact`]).
+        detail: String,
     },
     /// The bucket or container does not exist.
     #[error("{url}: the bucket does not exist, or these credentials cannot see it ({detail}); create it first")]
@@ -91,7 +91,7 @@ pub enum PublishError {
         detail: String,
     },
     /// A request to the store failed (after its retries).
-    #[error("{url}: cannot {action} {what}: {source}")]
+    #[error("{url}: cannot {action} {what}: {detail}")]
     Remote {
         /// The URL given.
         url: String,
@@ -99,8 +99,8 @@ pub enum PublishError {
         action: &'static str,
         /// To what.
         what: String,
-        /// The cause.
-        source: Box<object_store::Error>,
+        /// The store's answer, credentials redacted and bounded ([`store::redact`]).
+        detail: String,
     },
     /// A local file could not be read.
     #[error("cannot read {path}: {source}")]
@@ -135,6 +135,10 @@ pub struct PublishConfig {
     pub max_deletes: usize,
     /// Transfers at once (at least 1).
     pub jobs: usize,
+    /// Never trust the remote manifest: list the store and check every object against the
+    /// local file (its size, and its ETag when that is an MD5), so that objects deleted or
+    /// changed behind the manifest's back are found and uploaded again.
+    pub verify: bool,
 }
 
 /// What a publish did (or, with `--dry-run`, would do).
@@ -156,6 +160,8 @@ pub struct PublishSummary {
     pub plan: Plan,
     /// Whether the store had to be listed (no usable, clean remote manifest).
     pub listed: bool,
+    /// Symbolic links of the tree, not published (relative paths).
+    pub skipped_links: Vec<String>,
 }
 
 /// Progress of the transfers, for a progress bar.
@@ -179,8 +185,9 @@ pub async fn publish(
         .await
         .map_err(|err| PublishError::Local { path: cfg.public.clone(), source: std::io::Error::other(err) })??;
     let mut remote = read_manifest(&target).await?;
-    // A clean manifest is trusted: only its shards that differ from the local ones are read.
-    let trusted = match remote.as_mut().filter(|r| r.clean) {
+    // A clean manifest is trusted (unless asked to verify): only its shards that differ from
+    // the local ones are read.
+    let trusted = match remote.as_mut().filter(|r| r.clean && !cfg.verify) {
         Some(r) => match r.root.as_ref().map(|root| plan::shards_to_read(&local.manifest.root, root)) {
             Some(prefixes) => read_shards(cfg, &target, r, &prefixes).await?,
             None => false,
@@ -204,8 +211,9 @@ pub async fn publish(
             }
             let local = local.clone();
             let remote = remote.clone();
+            let verify = cfg.verify;
             let plan = tokio::task::spawn_blocking(move || {
-                plan::from_listing(&local, remote.as_ref(), &listing, pointer.as_deref())
+                plan::from_listing(&local, remote.as_ref(), &listing, pointer.as_deref(), verify)
             })
             .await
             .map_err(|err| PublishError::Local { path: cfg.public.clone(), source: std::io::Error::other(err) })??;
@@ -218,7 +226,13 @@ pub async fn publish(
     if deletes > cfg.max_deletes {
         return Err(PublishError::TooManyDeletes { count: deletes, max: cfg.max_deletes });
     }
-    let mut summary = PublishSummary { dry_run: cfg.dry_run, unchanged: plan.unchanged, listed, ..Default::default() };
+    let mut summary = PublishSummary {
+        dry_run: cfg.dry_run,
+        unchanged: plan.unchanged,
+        listed,
+        skipped_links: local.skipped_links.clone(),
+        ..Default::default()
+    };
     if cfg.dry_run || plan.is_empty() {
         summary.plan = plan;
         summary.seconds = started.elapsed().as_secs_f64();

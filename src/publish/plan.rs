@@ -157,11 +157,14 @@ fn add_shards(plan: &mut Plan, local: &LocalTree, present: impl Fn(&str) -> bool
 /// The plan decided object by object from the store's listing (relative path → object).
 /// `remote_pointer` holds the store's `_search/current.json`: the pointer is written after
 /// the manifest, so the manifest cannot vouch for it; it is in place when its bytes are.
+/// With `verify`, an object whose ETag is an MD5 is judged by it even when the manifest
+/// vouches for it (bytes changed in place keep their time on some stores).
 pub(crate) fn from_listing(
     local: &LocalTree,
     remote: Option<&RemoteManifest>,
     listing: &BTreeMap<String, Listed>,
     remote_pointer: Option<&[u8]>,
+    verify: bool,
 ) -> Result<Plan, PublishError> {
     let vouched = |rel: &str, entry: &FileEntry, listed: &Listed| {
         remote.is_some_and(|r| r.files.get(rel) == Some(entry) && listed.last_modified < r.last_modified)
@@ -176,10 +179,12 @@ pub(crate) fn from_listing(
             let Some(listed) = listing.get(rel).filter(|l| l.size == entry.size) else {
                 return Ok((rel, false));
             };
-            if vouched(rel, entry, listed) {
+            let e_tag = listed.e_tag.as_deref().map(|t| t.trim_matches('"'));
+            let md5_tag = e_tag.is_some_and(|t| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit()));
+            if vouched(rel, entry, listed) && !(verify && md5_tag) {
                 return Ok((rel, true));
             }
-            let Some(e_tag) = listed.e_tag.as_deref().map(|t| t.trim_matches('"')) else {
+            let Some(e_tag) = e_tag else {
                 return Ok((rel, false));
             };
             let md5 = md5_hex(&local.read(rel)?);
@@ -289,7 +294,7 @@ mod tests {
             ("orphan.json".to_owned(), listed("o", 20, true)),
             ("_manifest.json".to_owned(), listed("m", 10, false)),
         ]);
-        let plan = from_listing(&local, Some(&remote), &listing, None).unwrap();
+        let plan = from_listing(&local, Some(&remote), &listing, None, false).unwrap();
         assert_eq!(plan.uploads, ["late.json", "new.json"]);
         assert_eq!(plan.deletes, ["gone.json", "orphan.json"]);
         let shards: Vec<&String> = local.manifest.shards.keys().collect();
@@ -342,7 +347,20 @@ mod tests {
         let remote = manifest_of(&local, 10, false);
         // Same size, written at the manifest's second or later, opaque ETag: upload again.
         let listing = BTreeMap::from([("a.json".to_owned(), listed("SAME", 10, false))]);
-        assert_eq!(from_listing(&local, Some(&remote), &listing, None).unwrap().uploads, ["a.json"]);
+        assert_eq!(from_listing(&local, Some(&remote), &listing, None, false).unwrap().uploads, ["a.json"]);
+    }
+
+    #[test]
+    fn verify_judges_an_md5_etag_even_where_the_manifest_vouches() {
+        let (_dir, local) = tree(&[("a.json", "same")]);
+        let remote = manifest_of(&local, 10, true);
+        // Older than the manifest, same size: vouched for, unless its MD5 ETag is checked.
+        let listing = BTreeMap::from([("a.json".to_owned(), listed("SAME", 5, true))]);
+        assert!(from_listing(&local, Some(&remote), &listing, None, false).unwrap().uploads.is_empty());
+        assert_eq!(from_listing(&local, Some(&remote), &listing, None, true).unwrap().uploads, ["a.json"]);
+        // An opaque ETag cannot be judged: the manifest's word stands.
+        let listing = BTreeMap::from([("a.json".to_owned(), listed("SAME", 5, false))]);
+        assert!(from_listing(&local, Some(&remote), &listing, None, true).unwrap().uploads.is_empty());
     }
 
     #[test]
@@ -355,10 +373,10 @@ mod tests {
             ("a.json".to_owned(), listed("1", 5, false)),
             (POINTER.to_owned(), listed("old pointer", 5, false)),
         ]);
-        let stale = from_listing(&local, Some(&remote), &listing, Some(b"old pointer")).unwrap();
+        let stale = from_listing(&local, Some(&remote), &listing, Some(b"old pointer"), false).unwrap();
         assert_eq!(stale.uploads, [POINTER]);
-        let same = from_listing(&local, Some(&remote), &listing, Some(b"new pointer")).unwrap();
+        let same = from_listing(&local, Some(&remote), &listing, Some(b"new pointer"), false).unwrap();
         assert!(same.uploads.is_empty(), "{same:?}");
-        assert_eq!(from_listing(&local, Some(&remote), &listing, None).unwrap().uploads, [POINTER]);
+        assert_eq!(from_listing(&local, Some(&remote), &listing, None, false).unwrap().uploads, [POINTER]);
     }
 }

@@ -27,6 +27,15 @@ pub fn plan_lines(summary: &PublishSummary) -> String {
     lines
 }
 
+/// A warning line for each symbolic link of the tree, which a publish does not follow.
+pub fn warnings(summary: &PublishSummary) -> String {
+    summary
+        .skipped_links
+        .iter()
+        .map(|rel| format!("warning: {rel} is a symbolic link: not published (only regular files are)\n"))
+        .collect()
+}
+
 /// Objects uploaded, objects deleted and bytes uploaded: what was done, or for a dry run
 /// what would have been.
 pub fn moved(summary: &PublishSummary) -> (usize, usize, u64) {

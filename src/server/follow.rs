@@ -319,7 +319,7 @@ pub async fn follow(mut follower: Follower, live: Arc<LiveState>, telemetry: Arc
         match follower.poll(&live).await {
             Ok(swapped) => telemetry.polled(Ok(swapped)),
             Err(err) => {
-                let message = err.to_string();
+                let message = store::redact(&err.to_string());
                 if live.load().is_some() {
                     tracing::error!(error = %message, "poll of the publication failed, keeping the index in force");
                 } else {

@@ -193,8 +193,10 @@ impl Telemetry {
         self.with(|| metrics::counter!(RELOADS, "outcome" => outcome).increment(1));
     }
 
-    /// Counts one poll of the publication; a failed one is remembered for `/healthz`.
+    /// Counts one poll of the publication; a failed one is remembered for `/healthz`,
+    /// credentials redacted and cut short (a store's answer can be of any size).
     pub(crate) fn polled(&self, outcome: Result<bool, String>) {
+        let outcome = outcome.map_err(|message| crate::publish::store::redact(&message));
         let label = match &outcome {
             Ok(true) => "swapped",
             Ok(false) => "unchanged",
@@ -326,6 +328,16 @@ mod tests {
             text.contains(r#"svcdir_http_request_duration_seconds_bucket{route="/api/v4/services/",le="0.005"} 1"#)
         );
         assert!(text.contains(r#"svcdir_http_request_duration_seconds_count{route="/api/v4/services/"} 2"#));
+    }
+
+    #[test]
+    fn a_huge_poll_error_is_kept_cut_short() {
+        let telemetry = Telemetry::new();
+        telemetry.polled(Err(format!("cannot read http://user:pass@store/x: {}", "x".repeat(1 << 20))));
+        let kept = telemetry.last_poll_error().flatten().expect("the error");
+        assert!(kept.len() < 1024 && !kept.contains("pass"), "{kept}");
+        telemetry.polled(Ok(false));
+        assert_eq!(telemetry.last_poll_error(), Some(None));
     }
 
     #[test]

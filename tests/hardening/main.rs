@@ -9,3 +9,4 @@ mod inputs;
 mod limits;
 mod paths;
 mod server;
+mod store;

@@ -537,3 +537,46 @@ fn one_changed_service_moves_its_objects_and_only_the_shards_that_changed() {
         .collect();
     assert_eq!(objects.keys().cloned().collect::<std::collections::BTreeSet<_>>(), on_disk, "old shards deleted");
 }
+
+#[test]
+fn verify_restores_objects_deleted_behind_a_clean_manifest() {
+    let Some(s3) = S3Server::shared() else { return };
+    let bucket = s3.bucket("verify");
+    let site = Site::new(false);
+    let env = S3Server::env_for(&s3.endpoint());
+    let to = format!("s3://{bucket}");
+    ok(&publish(&site.public, &to, &env, &[]));
+    let pointer: serde_json::Value =
+        serde_json::from_slice(&site.files()["_search/current.json"]).expect("the pointer is JSON");
+    let index = pointer["path"].as_str().expect("the pointer names its index").to_owned();
+    let page = site.files().keys().find(|rel| rel.ends_with("index.json")).expect("a page").clone();
+    svcdir_testkit::s3::delete_objects(&s3.endpoint(), &bucket, &[&index, &page]);
+    assert!(!s3.objects(&bucket, "").contains_key(&index));
+    // The clean manifest still vouches for both: a plain publish cannot see they are gone.
+    let trusting = ok(&publish(&site.public, &to, &env, &[]));
+    assert_eq!(n(&trusting, "uploaded"), 0, "{trusting}");
+    let verified = ok(&publish(&site.public, &to, &env, &["--verify"]));
+    assert!(n(&verified, "uploaded") >= 2, "{verified}");
+    assert_exact(&s3.objects(&bucket, ""), &site);
+    // Verified again: nothing is missing any more.
+    let again = ok(&publish(&site.public, &to, &env, &["--verify"]));
+    assert_eq!((n(&again, "uploaded"), n(&again, "deleted")), (0, 0), "{again}");
+}
+
+#[test]
+fn symbolic_links_are_not_published_and_each_is_named() {
+    let site = Site::new(false);
+    let outside = tempfile::tempdir().expect("temp dir");
+    std::fs::write(outside.path().join("secret.txt"), "not for the site").expect("write");
+    let public = std::fs::canonicalize(&site.public).expect("the build");
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), public.join("linked.txt")).expect("a file link");
+    std::os::unix::fs::symlink(outside.path(), public.join("linked-dir")).expect("a folder link");
+    let dest = tempfile::tempdir().expect("temp dir");
+    let output = publish(&site.public, &format!("file://{}", dest.path().display()), &[], &[]);
+    ok(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for rel in ["linked.txt", "linked-dir"] {
+        assert!(stderr.contains(&format!("warning: {rel} is a symbolic link: not published")), "{stderr}");
+        assert!(!dest.path().join(rel).exists(), "{rel} was published");
+    }
+}
