@@ -10,7 +10,7 @@
 # is published and the time until every replica's /healthz shows its index_hash is measured
 # (poll, fetch, check against the name, swap). The static files are left out of the bucket:
 # the replicas never read them, and a full publish of them to moto takes minutes
-# (BENCHMARKS.md, issue 13).
+# (BENCHMARKS.md, "Publish to object storage").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-target/release}
