@@ -133,9 +133,11 @@ const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
 
 /// A cell of a text column that a spreadsheet would run as a formula, neutralised as OWASP
 /// advises: a single quote before it. The text comes from service providers, not from
-/// whoever opens the file. Other kinds are left alone (a negative longitude is a number).
+/// whoever opens the file, and email addresses are provider text too (`=cmd@example.org` passes
+/// as an address). Numbers are left alone (a negative longitude is a number).
 fn neutral(kind: Kind, cell: String) -> String {
-    if kind == Kind::Text && cell.starts_with(FORMULA_STARTS) { format!("'{cell}") } else { cell }
+    let text = matches!(kind, Kind::Text | Kind::Email);
+    if text && cell.starts_with(FORMULA_STARTS) { format!("'{cell}") } else { cell }
 }
 
 fn cell(value: &Value) -> String {
@@ -173,6 +175,8 @@ mod tests {
             assert_eq!(neutral(Text, plain.to_owned()), plain);
         }
         assert_eq!(neutral(Number, "-4.25".to_owned()), "-4.25", "a negative number stays a number");
-        assert_eq!(neutral(Email, "+x@example.org".to_owned()), "+x@example.org");
+        assert_eq!(neutral(Email, "+x@example.org".to_owned()), "'+x@example.org");
+        assert_eq!(neutral(Email, "=cmd@example.org".to_owned()), "'=cmd@example.org");
+        assert_eq!(neutral(Email, "x@example.org".to_owned()), "x@example.org");
     }
 }

@@ -349,7 +349,7 @@ pub fn datapackage(publication: &Publication) -> Value {
 }
 
 /// What [`datapackage`] says of the cells neutralised against formulas (see `rows.rs`).
-pub const NEUTRAL_NOTE: &str = "Text cells whose value starts with =, +, -, @, a tab or a carriage return \
+pub const NEUTRAL_NOTE: &str = "Text and email cells whose value starts with =, +, -, @, a tab or a carriage return \
     begin with one added single quote ('), so that a spreadsheet shows them as text and never runs them as a \
     formula (OWASP, CSV injection); drop that first quote to get the value the API publishes. Numbers, \
-    identifiers, dates, addresses of email and the web are as published.";
+    identifiers, dates and web addresses are as published.";
