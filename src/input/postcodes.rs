@@ -16,6 +16,9 @@ pub struct PostcodeRow {
     pub line: usize,
     /// Normalised postcode.
     pub code: String,
+    /// Whether this row is one part of a postcode that a boundary splits (`PA31 8UAA`): the
+    /// parts of one postcode lie at other points by nature.
+    pub split_part: bool,
     /// Latitude.
     pub latitude: f64,
     /// Longitude.
@@ -321,7 +324,9 @@ fn parse_row(
         return None;
     }
     let raw = field(columns.postcode, "Postcode", errors)?;
-    let Some(code) = normalise_postcode(unit_postcode(&raw)) else {
+    let unit = unit_postcode(&raw);
+    let split_part = unit.len() != raw.len();
+    let Some(code) = normalise_postcode(unit) else {
         errors.push(DataError::at(name, Some(line), "Postcode", &raw, "is not a postcode"));
         return None;
     };
@@ -350,6 +355,7 @@ fn parse_row(
         file: name.to_owned(),
         line,
         code,
+        split_part,
         latitude: latitude?,
         longitude: longitude?,
         council,

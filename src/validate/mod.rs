@@ -32,7 +32,7 @@ pub fn validate(dataset: Dataset) -> Result<Directory, DataErrors> {
     let locations = check_locations(&dataset.locations, &refs, &mut errors);
     let services = check_services(&dataset.services, &refs, &locations, &mut errors);
     let aliases = alias_table(&dataset, &area_ix, &mut errors);
-    let postcodes = resolve_postcodes(&dataset, &aliases);
+    let postcodes = resolve_postcodes(&dataset, &aliases, &mut errors);
     // A dataset with unreadable lines is never resolved: a reference to a dropped record is
     // not reported (its file's own error is), and resolving it would find nothing. The load
     // errors come with it from `input::load_partial`.

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::require_text;
 use crate::input::records::CategoryRecord;
-use crate::input::{DataError, DataErrors, Dataset, files};
+use crate::input::{DataError, DataErrors, Dataset, PostcodeRow, files};
 use crate::model::category::CategoryInput;
 use crate::model::slug::slug_problem;
 use crate::model::{AreaIx, AreaKind, CategoryTree, Point, Postcode, PostcodeDirectory, ServiceArea};
@@ -133,15 +133,36 @@ pub(super) fn alias_table(
     table
 }
 
-/// Live postcodes with their area codes mapped; the first row of a postcode wins when
-/// several files list it (files are read in name order).
-pub(super) fn resolve_postcodes(dataset: &Dataset, aliases: &HashMap<String, String>) -> PostcodeDirectory {
-    let mut seen = HashSet::new();
+/// Live postcodes with their area codes mapped. A postcode listed more than once (extracts
+/// overlap; a split postcode lists each part) is kept once, the first row in file-name order.
+/// Listed again at other coordinates, and not as parts of a split, it is an error at the
+/// later row naming the first: which place is right cannot be told, and either would move
+/// every search from that postcode.
+pub(super) fn resolve_postcodes(
+    dataset: &Dataset,
+    aliases: &HashMap<String, String>,
+    errors: &mut DataErrors,
+) -> PostcodeDirectory {
+    let mut seen: HashMap<&str, &PostcodeRow> = HashMap::with_capacity(dataset.postcodes.len());
     let mut postcodes: Vec<Postcode> = Vec::with_capacity(dataset.postcodes.len());
     for row in &dataset.postcodes {
-        if !seen.insert(row.code.as_str()) {
+        if let Some(first) = seen.get(row.code.as_str()) {
+            let split = first.split_part && row.split_part;
+            if !split && (first.latitude, first.longitude) != (row.latitude, row.longitude) {
+                errors.push(DataError::at(
+                    &row.file,
+                    Some(row.line),
+                    "Postcode",
+                    &row.code,
+                    format!(
+                        "is listed at {}:{} too, at other coordinates ({}, {} there; {}, {} here)",
+                        first.file, first.line, first.latitude, first.longitude, row.latitude, row.longitude
+                    ),
+                ));
+            }
             continue;
         }
+        seen.insert(row.code.as_str(), row);
         let mut areas: Vec<String> = [&row.council, &row.health_board, &row.integration_authority]
             .into_iter()
             .filter(|code| !code.is_empty())

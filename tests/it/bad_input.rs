@@ -451,6 +451,9 @@ pub(crate) const CASES: &[Case] = &[
             write(d, POSTCODE_CSV, &text);
         },
         want: &[at(POSTCODE_CSV, 1, "Postcode").value("G2 1A-L")] },
+    Case { name: "postcode CSV: a postcode listed again in a later file at other coordinates",
+        mutate: |d| write(d, "postcodes/zz.csv", &read(d, POSTCODE_CSV).lines().next().unwrap().replace(",55.86045205,", ",55.90000000,")),
+        want: &[at("postcodes/zz.csv", 1, "Postcode").value("G2 1AL")] },
     Case { name: "postcode CSV: a short row",
         mutate: |d| append_line(d, POSTCODE_CSV, r#""G3 7AA","G3","G3 7""#),
         want: &[at(POSTCODE_CSV, 4, "DateOfDeletion")] },
