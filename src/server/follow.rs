@@ -222,6 +222,15 @@ impl Follower {
                     .map_err(|err| read_error(err.to_string()))??;
                 Ok(Some((Pointer::parse(&bytes)?, None)))
             }
+            // A file:/// store's pointer is a local file: read as a folder's is (object_store
+            // would open a FIFO there blocking).
+            Source::Store(target, _) if let Some(dir) = target.url.strip_prefix("file://") => {
+                let path = Path::new(dir).join(POINTER);
+                let bytes = tokio::task::spawn_blocking(move || read_local_pointer(&path))
+                    .await
+                    .map_err(|err| read_error(err.to_string()))??;
+                Ok(Some((Pointer::parse(&bytes)?, None)))
+            }
             Source::Store(target, _) => {
                 // Conditional only while the index it named is in force: after a failed
                 // fetch the same pointer must be read (and its index fetched) again.

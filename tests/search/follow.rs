@@ -311,3 +311,88 @@ fn a_huge_pointer_from_a_store_is_refused_unread_under_a_memory_limit() {
     assert!(server.child.try_wait().unwrap().is_none(), "still running");
     server.terminate();
 }
+
+#[test]
+fn a_fifo_or_a_device_at_the_pointer_of_a_folder_never_hangs_the_follower() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    let public = work.path().join("public");
+    build(&input, work.path());
+    let poll = POLL.to_string();
+    let mut server = Server::start_args(&["--from", public.to_str().unwrap(), "--poll", &poll], &[]);
+    let good = published_hash(work.path());
+    wait_for_index(&server, &good, Duration::from_secs(POLL + 5));
+    let pointer = public.join("_search/current.json");
+    let contents = std::fs::read(&pointer).unwrap();
+    let mkfifo = |path: &Path| {
+        std::fs::remove_file(path).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(path).status().unwrap().success());
+    };
+    let restore = |path: &Path| {
+        std::fs::remove_file(path).unwrap();
+        std::fs::write(path, &contents).unwrap();
+    };
+    let wait_for_clean_poll = |server: &Server| {
+        let deadline = Instant::now() + Duration::from_secs(POLL + 10);
+        while !server.health()["last_poll_error"].is_null() {
+            assert!(Instant::now() < deadline, "no clean poll: {}", server.health());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+
+    // A FIFO nobody writes to: refused at once, not waited on.
+    mkfifo(&pointer);
+    let health = wait_for_poll_error(&server, "_search/current.json: not a regular file");
+    assert_eq!(health["index_hash"], good.as_str());
+    restore(&pointer);
+    wait_for_clean_poll(&server);
+
+    // A link to /dev/zero: refused, not read until memory runs out.
+    std::fs::remove_file(&pointer).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &pointer).unwrap();
+    wait_for_poll_error(&server, "_search/current.json: not a regular file");
+    restore(&pointer);
+
+    // Later polls still work: the next build is put in force.
+    rename_a_service(&input, "Argyle St Lunch Club", "Argyle Street Lunch Club");
+    build(&input, work.path());
+    let next = published_hash(work.path());
+    assert_ne!(next, good);
+    wait_for_index(&server, &next, Duration::from_secs(POLL + 5));
+
+    // And with a FIFO there again, SIGTERM ends it promptly.
+    mkfifo(&pointer);
+    wait_for_poll_error(&server, "not a regular file");
+    let started = Instant::now();
+    let status = server.terminate();
+    assert_eq!(status.code(), Some(0), "{:?}", server.log());
+    assert!(started.elapsed() < Duration::from_secs(10), "SIGTERM took {:?}", started.elapsed());
+}
+
+#[test]
+fn a_fifo_at_the_pointer_of_a_file_store_never_hangs_the_follower() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    let public = work.path().join("public");
+    let store = work.path().join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let to = format!("file://{}", store.display());
+    build(&input, work.path());
+    assert_ok(&svcdir_testkit::s3::publish(&public, &to, &[], &[]));
+    let cache = work.path().join("cache");
+    let mut server = Server::start_args(&["--from", &to, "--cache", cache.to_str().unwrap(), "--poll", "1"], &[]);
+    let good = published_hash(work.path());
+    wait_for_index(&server, &good, Duration::from_secs(POLL + 5));
+
+    let pointer = store.join("_search/current.json");
+    std::fs::remove_file(&pointer).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&pointer).status().unwrap().success());
+    let health = wait_for_poll_error(&server, "_search/current.json: not a regular file");
+    assert_eq!(health["index_hash"], good.as_str());
+    let started = Instant::now();
+    let status = server.terminate();
+    assert_eq!(status.code(), Some(0), "{:?}", server.log());
+    assert!(started.elapsed() < Duration::from_secs(10), "SIGTERM took {:?}", started.elapsed());
+}
