@@ -23,7 +23,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(args)) {
+    let outcome = runtime.block_on(run(args));
+    // A read stuck in a blocking thread (a file system that never answers) must not hold
+    // the exit after SIGTERM: the runtime waits for such threads only this long.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!("{err:#}");

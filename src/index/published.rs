@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use crate::urls::search::{POINTER, index_path};
 
+/// The most bytes a pointer may have: it is three short fields, so anything larger is not a
+/// pointer and is refused before it is read whole.
+pub(crate) const MAX_POINTER_BYTES: u64 = 64 * 1024;
+
 /// The contents of `_search/current.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Pointer {
@@ -24,6 +28,13 @@ pub enum PointerError {
     /// Not the pointer's JSON shape.
     #[error("{POINTER} is not a pointer to an index: {0}")]
     Shape(String),
+    /// The pointer is larger than [`MAX_POINTER_BYTES`] (its announced size, or the bytes
+    /// that came before reading stopped).
+    #[error("{POINTER} is over the {MAX_POINTER_BYTES} bytes a pointer may have ({bytes} bytes)")]
+    TooLarge {
+        /// Its announced size, or how many bytes came before reading stopped.
+        bytes: u64,
+    },
     /// The hash is not 32 lowercase hex digits.
     #[error("{POINTER} names the index {0:?}, which is not a content hash (32 hex digits)")]
     BadHash(String),

@@ -17,7 +17,7 @@ use object_store::{GetOptions, ObjectStoreExt as _};
 
 use super::{AppState, LiveState, Telemetry};
 use crate::index::IndexError;
-use crate::index::published::{POINTER, Pointer, PointerError};
+use crate::index::published::{MAX_POINTER_BYTES, POINTER, Pointer, PointerError};
 use crate::publish::PublishError;
 use crate::publish::store::{self, Target};
 
@@ -50,6 +50,21 @@ pub enum FollowError {
         what: String,
         /// The cause.
         detail: String,
+    },
+    /// The pointer in a folder is not a regular file (a FIFO or a device would block or
+    /// never end).
+    #[error("cannot read {}: not a regular file", path.display())]
+    NotAFile {
+        /// The pointer's path.
+        path: PathBuf,
+    },
+    /// Reading the pointer took longer than its time limit.
+    #[error("cannot read {what}: no answer within {} s", limit.as_secs())]
+    TimedOut {
+        /// The pointer, where it was read from.
+        what: String,
+        /// The time limit.
+        limit: Duration,
     },
     /// The pointer is not a pointer to an index.
     #[error(transparent)]
@@ -184,29 +199,60 @@ impl Follower {
         Ok(true)
     }
 
-    /// The pointer and its ETag; `None` when the store says it has not changed.
+    /// The pointer and its ETag; `None` when the store says it has not changed. Bounded in
+    /// time ([`POINTER_TIMEOUT`]) and size ([`MAX_POINTER_BYTES`]) whatever the source.
     async fn read_pointer(&self) -> Result<Option<(Pointer, Option<String>)>, FollowError> {
+        let what = match &self.source {
+            Source::Folder(dir) => dir.join(POINTER).display().to_string(),
+            Source::Store(target, _) => format!("{}/{POINTER}", target.url.trim_end_matches('/')),
+        };
+        match tokio::time::timeout(POINTER_TIMEOUT, self.read_pointer_unbounded(&what)).await {
+            Ok(read) => read,
+            Err(_) => Err(FollowError::TimedOut { what, limit: POINTER_TIMEOUT }),
+        }
+    }
+
+    async fn read_pointer_unbounded(&self, what: &str) -> Result<Option<(Pointer, Option<String>)>, FollowError> {
+        let read_error = |detail: String| FollowError::Read { what: what.to_owned(), detail };
         match &self.source {
             Source::Folder(dir) => {
                 let path = dir.join(POINTER);
-                let bytes = tokio::fs::read(&path)
+                let bytes = tokio::task::spawn_blocking(move || read_local_pointer(&path))
                     .await
-                    .map_err(|err| FollowError::Read { what: path.display().to_string(), detail: err.to_string() })?;
+                    .map_err(|err| read_error(err.to_string()))??;
+                Ok(Some((Pointer::parse(&bytes)?, None)))
+            }
+            // A file:/// store's pointer is a local file: read as a folder's is (object_store
+            // would open a FIFO there blocking).
+            Source::Store(target, _) if let Some(dir) = target.url.strip_prefix("file://") => {
+                let path = Path::new(dir).join(POINTER);
+                let bytes = tokio::task::spawn_blocking(move || read_local_pointer(&path))
+                    .await
+                    .map_err(|err| read_error(err.to_string()))??;
                 Ok(Some((Pointer::parse(&bytes)?, None)))
             }
             Source::Store(target, _) => {
                 // Conditional only while the index it named is in force: after a failed
                 // fetch the same pointer must be read (and its index fetched) again.
                 let options = GetOptions { if_none_match: self.e_tag.clone(), ..GetOptions::default() };
-                let what = || format!("{}/{POINTER}", target.url.trim_end_matches('/'));
                 let result = match target.store.get_opts(&target.location(POINTER), options).await {
                     Ok(result) => result,
                     Err(object_store::Error::NotModified { .. }) => return Ok(None),
-                    Err(err) => return Err(FollowError::Read { what: what(), detail: err.to_string() }),
+                    Err(err) => return Err(read_error(err.to_string())),
                 };
+                // The announced size first: a huge Content-Length is refused unread.
+                if result.meta.size > MAX_POINTER_BYTES {
+                    return Err(PointerError::TooLarge { bytes: result.meta.size }.into());
+                }
                 let e_tag = result.meta.e_tag.clone();
-                let bytes =
-                    result.bytes().await.map_err(|err| FollowError::Read { what: what(), detail: err.to_string() })?;
+                let mut bytes = Vec::new();
+                let mut stream = result.into_stream();
+                while let Some(chunk) = stream.next().await {
+                    bytes.extend_from_slice(&chunk.map_err(|err| read_error(err.to_string()))?);
+                    if bytes.len() as u64 > MAX_POINTER_BYTES {
+                        return Err(PointerError::TooLarge { bytes: bytes.len() as u64 }.into());
+                    }
+                }
                 Ok(Some((Pointer::parse(&bytes)?, e_tag)))
             }
         }
@@ -268,6 +314,34 @@ impl Follower {
             }
         }
     }
+}
+
+/// How long one read of the pointer may take (a store's or a folder's).
+const POINTER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A folder's pointer, read only if it is a regular file and at most [`MAX_POINTER_BYTES`]
+/// long. Opened non-blocking, so that a FIFO put there cannot hold the open (or the
+/// blocking thread, which a shutdown would wait for) forever.
+fn read_local_pointer(path: &Path) -> Result<Vec<u8>, FollowError> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let read_error =
+        |err: std::io::Error| FollowError::Read { what: path.display().to_string(), detail: err.to_string() };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(read_error)?;
+    // The opened file's own type: a link to /dev/zero is refused as a device.
+    if !file.metadata().map_err(read_error)?.is_file() {
+        return Err(FollowError::NotAFile { path: path.to_owned() });
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_POINTER_BYTES + 1).read_to_end(&mut bytes).map_err(read_error)?;
+    if bytes.len() as u64 > MAX_POINTER_BYTES {
+        return Err(PointerError::TooLarge { bytes: bytes.len() as u64 }.into());
+    }
+    Ok(bytes)
 }
 
 impl Cache {

@@ -204,3 +204,195 @@ fn a_bad_publication_keeps_the_index_in_force_until_the_next_good_one() {
     expected.sort();
     assert_eq!(cached, expected);
 }
+
+/// A fake S3 store on loopback serving the files of `public` under `/bucket/`, whose pointer
+/// is answered with a 1 TiB `Content-Length` once `huge` is set. Written on the socket: moto
+/// cannot give that answer, and hyper refuses to send a length its body does not have.
+fn fake_store(public: &Path, huge: Arc<AtomicBool>) -> u16 {
+    use std::io::{BufRead as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let public = public.to_owned();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(Result::ok) {
+            let (public, huge) = (public.clone(), huge.clone());
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                loop {
+                    let mut head = Vec::new();
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        head.push(line);
+                    }
+                    let target = head[0].split_whitespace().nth(1).unwrap_or("").to_owned();
+                    let path = target.split('?').next().unwrap().strip_prefix("/bucket/").unwrap_or("").to_owned();
+                    let (status, length, body) = if path == "_search/current.json" && huge.load(Ordering::SeqCst) {
+                        ("200 OK", 1u64 << 40, b"{".to_vec())
+                    } else {
+                        match std::fs::read(public.join(&path)) {
+                            Ok(bytes) => ("200 OK", bytes.len() as u64, bytes),
+                            Err(_) => ("404 Not Found", 0, Vec::new()),
+                        }
+                    };
+                    let head = format!(
+                        "HTTP/1.1 {status}\r\ncontent-length: {length}\r\netag: \"{}\"\r\n\
+                         last-modified: Sat, 05 Dec 2026 12:00:00 GMT\r\n\r\n",
+                        body.len()
+                    );
+                    if stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&body)).is_err() {
+                        return;
+                    }
+                    if length != body.len() as u64 {
+                        // Some of the promised bytes (a reader that reads on gets its second
+                        // chunk), then the end of the connection.
+                        for _ in 0..128 {
+                            if stream.write_all(&[b' '; 64 << 10]).is_err() {
+                                return;
+                            }
+                        }
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// The process's virtual memory size in bytes (`VmSize` of `/proc/PID/status`).
+fn virtual_size(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|line| line.starts_with("VmSize:")).expect("VmSize");
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+#[test]
+fn a_huge_pointer_from_a_store_is_refused_unread_under_a_memory_limit() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    build(&input, work.path());
+    let huge = Arc::new(AtomicBool::new(false));
+    let port = fake_store(&work.path().join("public"), huge.clone());
+    let env = svcdir_testkit::s3::S3Server::env_for(&format!("http://127.0.0.1:{port}"));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let cache = work.path().join("cache");
+    let args = ["--from", "s3://bucket", "--cache", cache.to_str().unwrap(), "--poll", "1"];
+    let mut server = Server::start_args(&args, &env);
+    let good = published_hash(work.path());
+    wait_for_index(&server, &good, Duration::from_secs(POLL + 10));
+
+    // 256 MiB more address space than it has now: far less than the pointer announces.
+    let pid = server.child.id();
+    let limit = virtual_size(pid) + (256 << 20);
+    let limited = std::process::Command::new("prlimit")
+        .args([format!("--pid={pid}"), format!("--as={limit}")])
+        .status()
+        .expect("prlimit runs");
+    assert!(limited.success());
+    huge.store(true, Ordering::SeqCst);
+    let health = wait_for_poll_error(&server, "is over the 65536 bytes a pointer may have");
+    assert_eq!(health["index_hash"], good.as_str(), "the index in force stays: {health}");
+    // Polls go on, and it keeps serving.
+    let polls = server.scrape().value("svcdir_index_polls_total", &[("outcome", "failed")]);
+    let deadline = Instant::now() + Duration::from_secs(POLL + 10);
+    while server.scrape().value("svcdir_index_polls_total", &[("outcome", "failed")]) <= polls {
+        assert!(Instant::now() < deadline, "no later poll");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(search_names(&server).contains("Argyle St Lunch Club"));
+    assert!(server.child.try_wait().unwrap().is_none(), "still running");
+    server.terminate();
+}
+
+#[test]
+fn a_fifo_or_a_device_at_the_pointer_of_a_folder_never_hangs_the_follower() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    let public = work.path().join("public");
+    build(&input, work.path());
+    let poll = POLL.to_string();
+    let mut server = Server::start_args(&["--from", public.to_str().unwrap(), "--poll", &poll], &[]);
+    let good = published_hash(work.path());
+    wait_for_index(&server, &good, Duration::from_secs(POLL + 5));
+    let pointer = public.join("_search/current.json");
+    let contents = std::fs::read(&pointer).unwrap();
+    let mkfifo = |path: &Path| {
+        std::fs::remove_file(path).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(path).status().unwrap().success());
+    };
+    let restore = |path: &Path| {
+        std::fs::remove_file(path).unwrap();
+        std::fs::write(path, &contents).unwrap();
+    };
+    let wait_for_clean_poll = |server: &Server| {
+        let deadline = Instant::now() + Duration::from_secs(POLL + 10);
+        while !server.health()["last_poll_error"].is_null() {
+            assert!(Instant::now() < deadline, "no clean poll: {}", server.health());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+
+    // A FIFO nobody writes to: refused at once, not waited on.
+    mkfifo(&pointer);
+    let health = wait_for_poll_error(&server, "_search/current.json: not a regular file");
+    assert_eq!(health["index_hash"], good.as_str());
+    restore(&pointer);
+    wait_for_clean_poll(&server);
+
+    // A link to /dev/zero: refused, not read until memory runs out.
+    std::fs::remove_file(&pointer).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &pointer).unwrap();
+    wait_for_poll_error(&server, "_search/current.json: not a regular file");
+    restore(&pointer);
+
+    // Later polls still work: the next build is put in force.
+    rename_a_service(&input, "Argyle St Lunch Club", "Argyle Street Lunch Club");
+    build(&input, work.path());
+    let next = published_hash(work.path());
+    assert_ne!(next, good);
+    wait_for_index(&server, &next, Duration::from_secs(POLL + 5));
+
+    // And with a FIFO there again, SIGTERM ends it promptly.
+    mkfifo(&pointer);
+    wait_for_poll_error(&server, "not a regular file");
+    let started = Instant::now();
+    let status = server.terminate();
+    assert_eq!(status.code(), Some(0), "{:?}", server.log());
+    assert!(started.elapsed() < Duration::from_secs(10), "SIGTERM took {:?}", started.elapsed());
+}
+
+#[test]
+fn a_fifo_at_the_pointer_of_a_file_store_never_hangs_the_follower() {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    let public = work.path().join("public");
+    let store = work.path().join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let to = format!("file://{}", store.display());
+    build(&input, work.path());
+    assert_ok(&svcdir_testkit::s3::publish(&public, &to, &[], &[]));
+    let cache = work.path().join("cache");
+    let mut server = Server::start_args(&["--from", &to, "--cache", cache.to_str().unwrap(), "--poll", "1"], &[]);
+    let good = published_hash(work.path());
+    wait_for_index(&server, &good, Duration::from_secs(POLL + 5));
+
+    let pointer = store.join("_search/current.json");
+    std::fs::remove_file(&pointer).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&pointer).status().unwrap().success());
+    let health = wait_for_poll_error(&server, "_search/current.json: not a regular file");
+    assert_eq!(health["index_hash"], good.as_str());
+    let started = Instant::now();
+    let status = server.terminate();
+    assert_eq!(status.code(), Some(0), "{:?}", server.log());
+    assert!(started.elapsed() < Duration::from_secs(10), "SIGTERM took {:?}", started.elapsed());
+}
