@@ -69,7 +69,7 @@ pub enum PublishError {
     Store {
         /// The URL given.
         url: String,
-        /// The cause, credentials redacted and bounded ([`store::redact`]).
+        /// The cause, credentials redacted and bounded (`store::redact`).
         detail: String,
     },
     /// The bucket or container does not exist.
@@ -99,7 +99,7 @@ pub enum PublishError {
         action: &'static str,
         /// To what.
         what: String,
-        /// The store's answer, credentials redacted and bounded ([`store::redact`]).
+        /// The store's answer, credentials redacted and bounded (`store::redact`).
         detail: String,
     },
     /// A local file could not be read.
