@@ -3,7 +3,7 @@
 //! and a publish destination (`file:///`) through a pointer to a missing index, an index
 //! whose bytes do not match its name, and the next good publication.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -34,6 +34,21 @@ fn rename_a_service(input: &Path, from: &str, to: &str) {
 }
 
 /// Waits until `/healthz` answers 200 with `index_hash` = `hash`; how long it took.
+/// The small fixture built in a new work folder and published to a `file://` store there:
+/// the folder, the input, the built tree, the store's folder and its URL.
+fn published_to_a_file_store() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf, String) {
+    let work = tempfile::tempdir().unwrap();
+    let input = work.path().join("input");
+    common::copy_dir(&fixture("small"), &input);
+    let public = work.path().join("public");
+    let store = work.path().join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let to = format!("file://{}", store.display());
+    build(&input, work.path());
+    assert_ok(&svcdir_testkit::s3::publish(&public, &to, &[], &[]));
+    (work, input, public, store, to)
+}
+
 fn wait_for_index(server: &Server, hash: &str, within: Duration) -> Duration {
     let started = Instant::now();
     loop {
@@ -137,15 +152,7 @@ fn follows_a_built_folder_from_no_index_to_each_new_build_with_no_failed_request
 
 #[test]
 fn a_bad_publication_keeps_the_index_in_force_until_the_next_good_one() {
-    let work = tempfile::tempdir().unwrap();
-    let input = work.path().join("input");
-    common::copy_dir(&fixture("small"), &input);
-    let public = work.path().join("public");
-    let store = work.path().join("store");
-    std::fs::create_dir_all(&store).unwrap();
-    let to = format!("file://{}", store.display());
-    build(&input, work.path());
-    assert_ok(&svcdir_testkit::s3::publish(&public, &to, &[], &[]));
+    let (work, input, public, store, to) = published_to_a_file_store();
     let cache = work.path().join("cache");
     let args = ["--from", &to, "--cache", cache.to_str().unwrap(), "--poll", "1"];
     let server = Server::start_args(&args, &[]);
@@ -372,15 +379,7 @@ fn a_fifo_or_a_device_at_the_pointer_of_a_folder_never_hangs_the_follower() {
 
 #[test]
 fn a_fifo_at_the_pointer_of_a_file_store_never_hangs_the_follower() {
-    let work = tempfile::tempdir().unwrap();
-    let input = work.path().join("input");
-    common::copy_dir(&fixture("small"), &input);
-    let public = work.path().join("public");
-    let store = work.path().join("store");
-    std::fs::create_dir_all(&store).unwrap();
-    let to = format!("file://{}", store.display());
-    build(&input, work.path());
-    assert_ok(&svcdir_testkit::s3::publish(&public, &to, &[], &[]));
+    let (work, _, _, store, to) = published_to_a_file_store();
     let cache = work.path().join("cache");
     let mut server = Server::start_args(&["--from", &to, "--cache", cache.to_str().unwrap(), "--poll", "1"], &[]);
     let good = published_hash(work.path());

@@ -197,20 +197,26 @@ pub fn read_objects(endpoint: &str, bucket: &str, prefix: &str) -> BTreeMap<Stri
     read_objects_trusting(endpoint, bucket, prefix, None)
 }
 
+/// A client of `bucket` at `endpoint` with the test's credentials.
+fn test_client(endpoint: &str, bucket: &str, options: ClientOptions) -> object_store::aws::AmazonS3 {
+    AmazonS3Builder::new()
+        .with_client_options(options)
+        .with_bucket_name(bucket)
+        .with_endpoint(endpoint)
+        .with_allow_http(true)
+        .with_region("us-east-1")
+        .with_access_key_id(ACCESS_KEY)
+        .with_secret_access_key(SECRET_KEY)
+        .build()
+        .expect("S3 client")
+}
+
 /// Deletes these objects of `bucket` (keys), as the test's credentials (behind a publish's back).
 pub fn delete_objects(endpoint: &str, bucket: &str, keys: &[&str]) {
     svcdir::tls::install_crypto_provider();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
-        let store = AmazonS3Builder::new()
-            .with_bucket_name(bucket)
-            .with_endpoint(endpoint)
-            .with_allow_http(true)
-            .with_region("us-east-1")
-            .with_access_key_id(ACCESS_KEY)
-            .with_secret_access_key(SECRET_KEY)
-            .build()
-            .expect("S3 client");
+        let store = test_client(endpoint, bucket, ClientOptions::new());
         for key in keys {
             store.delete(&StorePath::parse(key).expect("a key")).await.expect("delete the object");
         }
@@ -232,16 +238,7 @@ pub fn read_objects_trusting(
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
-        let store = AmazonS3Builder::new()
-            .with_client_options(options)
-            .with_bucket_name(bucket)
-            .with_endpoint(endpoint)
-            .with_allow_http(true)
-            .with_region("us-east-1")
-            .with_access_key_id(ACCESS_KEY)
-            .with_secret_access_key(SECRET_KEY)
-            .build()
-            .expect("S3 client");
+        let store = test_client(endpoint, bucket, options);
         let root = StorePath::parse(prefix).expect("prefix");
         let listing: Vec<_> = futures::TryStreamExt::try_collect(store.list(Some(&root))).await.expect("list bucket");
         let mut objects = BTreeMap::new();
