@@ -228,6 +228,43 @@ pub fn format_and_accept_choose_json_or_html(d: &Deployment) {
     }
 }
 
+/// Parameter names are compared decoded, letters percent-encoded or not, and the last
+/// `format` or `page` wins whichever way each was written (the fourth probe, defect 12).
+pub fn encoded_parameter_names_are_decoded(d: &Deployment) {
+    let path = "/api/v4/categories/";
+    for query in ["%66ormat=api", "f%6Frmat=api", "%66%6F%72%6D%61%74=api", "format=json&%66ormat=api"] {
+        let target = format!("{path}?{query}");
+        assert!(assert_html(&d.get(&target), 200, &target).contains("This response as JSON"), "{target}");
+    }
+    for query in ["f%6Frmat=json", "%66ormat=api&format=json", "%66ormat=json"] {
+        let target = format!("{path}?{query}");
+        assert_json(&d.send("GET", &target, &[("accept", BROWSER)]), 200, &target);
+    }
+    // An encoded capital is another name, which the API ignores: Accept decides.
+    assert_json(&d.get(&format!("{path}?%46ormat=api")), 200, "%46ormat");
+    assert_json(&d.get(&format!("{path}?%66ormat=xml")), 404, "%66ormat=xml");
+
+    let page = |n: &str| d.get(&format!("/api/v4/import/?format=json&page={n}")).body;
+    let last = {
+        let first = d.get("/api/v4/import/").json();
+        first["count"].as_u64().unwrap().div_ceil(first["data"].as_array().unwrap().len() as u64)
+    };
+    for (query, expected) in [
+        ("p%61ge=2", page("2")),
+        ("%70%61%67%65=2", page("2")),
+        ("p%61ge=last", page(&last.to_string())),
+        ("page=2&p%61ge=1", page("1")),
+        ("p%61ge=1&page=2", page("2")),
+    ] {
+        let target = format!("/api/v4/import/?format=json&{query}");
+        let r = d.get(&target);
+        assert_eq!(r.status, 200, "{target}");
+        assert!(r.body == expected, "{target}: another page");
+    }
+    let target = "/api/v4/import/?p%61ge=0";
+    assert_eq!(assert_json(&d.get(target), 404, target)["detail"], "Invalid page.", "{target}");
+}
+
 /// Accept headers of every shape get HTML exactly when `prefers_html` says so, on a static
 /// endpoint (nginx's maps, or the preview's Rust) and on a search (the search server).
 pub fn accept_headers_agree_with_prefers_html(d: &Deployment) {

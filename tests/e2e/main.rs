@@ -78,6 +78,7 @@ against_both!(
     import_invalid_pages_are_404,
     search_answers_in_v4_and_v3,
     format_and_accept_choose_json_or_html,
+    encoded_parameter_names_are_decoded,
     accept_headers_agree_with_prefers_html,
     every_kind_of_response_has_the_api_headers,
     head_is_get_without_body,
