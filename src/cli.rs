@@ -286,11 +286,18 @@ pub struct SearchArgs {
     /// force, /healthz and the searches answer 503. SIGHUP polls at once.
     #[arg(long, value_name = "SOURCE")]
     pub from: Option<String>,
-    /// With --from: the folder the fetched indexes are kept in (at most the one in force and
-    /// the one before). One process per folder. Default: a folder of the system's temporary
-    /// directory, removed when the server stops.
+    /// With --from: the folder the fetched indexes are kept in (at most the one in force, the
+    /// one before and one fetch under way, which a later poll resumes). One process per
+    /// folder; other files in it are left alone. Default: a new folder of the system's
+    /// temporary directory, removed when the server stops.
     #[arg(long, value_name = "DIR", requires = "from")]
     pub cache: Option<PathBuf>,
+    /// With --from: the largest index fetched or mapped, in bytes. A pointer naming a larger
+    /// one is refused before any byte of it is read (size the cache volume for two indexes
+    /// of this size and one fetch).
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30, requires = "from",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_index_bytes: u64,
     /// With --from: seconds between two reads of the publication's pointer.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "from",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]

@@ -44,7 +44,7 @@ async fn run(args: SearchArgs) -> anyhow::Result<()> {
     let live = match &args.from {
         None => Arc::new(LiveState::new(Arc::new(read_index(&args, base_url.clone())?))),
         Some(source) => {
-            let follower = Follower::open(source, args.cache.as_deref(), base_url.clone())?;
+            let follower = Follower::open(source, args.cache.as_deref(), base_url.clone(), args.max_index_bytes)?;
             tracing::info!(from = %source, poll_seconds = args.poll, "following the publication");
             let live = Arc::new(LiveState::empty());
             tokio::spawn(follow::follow(follower, live.clone(), telemetry.clone(), Duration::from_secs(args.poll)));

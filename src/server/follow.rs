@@ -13,13 +13,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
-use object_store::{GetOptions, ObjectStoreExt as _};
+use object_store::{GetOptions, GetRange, ObjectStoreExt as _};
+
+use self::cache::Cache;
+pub use self::cache::CacheError;
 
 use super::{AppState, LiveState, Telemetry};
 use crate::index::IndexError;
 use crate::index::published::{MAX_POINTER_BYTES, POINTER, Pointer, PointerError};
 use crate::publish::PublishError;
 use crate::publish::store::{self, Target};
+
+mod cache;
 
 /// Why a poll or the set-up of `--from` failed.
 #[derive(Debug, thiserror::Error)]
@@ -28,21 +33,8 @@ pub enum FollowError {
     #[error("--from: {0}")]
     Source(#[source] PublishError),
     /// The cache folder could not be made or used.
-    #[error("cache folder {}: cannot {action}: {source}", path.display())]
-    Cache {
-        /// The folder or file.
-        path: PathBuf,
-        /// What was being done.
-        action: &'static str,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// Another process holds the cache folder.
-    #[error("cache folder {} is in use by another svcdir-search (one process per --cache folder)", path.display())]
-    CacheBusy {
-        /// The folder.
-        path: PathBuf,
-    },
+    #[error(transparent)]
+    Cache(#[from] CacheError),
     /// The pointer could not be read.
     #[error("cannot read {what}: {detail}")]
     Read {
@@ -84,6 +76,44 @@ pub enum FollowError {
     /// The index is not a valid index.
     #[error(transparent)]
     Index(#[from] IndexError),
+    /// The pointer names an index larger than `--max-index-bytes`; nothing is fetched.
+    #[error("{what}: the pointer gives it {bytes} bytes, over the {limit} of --max-index-bytes")]
+    TooLarge {
+        /// The index, where it would be read from.
+        what: String,
+        /// Its size, as the pointer gives it.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The index's size is not the one the pointer gives (announced by the store or the
+    /// file system, before any byte is read; or more bytes came than the pointer gives).
+    #[error("{what}: {found} bytes, not the {expected} the pointer gives")]
+    SizeDiffers {
+        /// Where it was read from.
+        what: String,
+        /// The size the pointer gives.
+        expected: u64,
+        /// The size announced, or the bytes that came before reading stopped.
+        found: u64,
+    },
+    /// The pointer names an index refused at an earlier poll, unchanged since (the same
+    /// object in the store, or the same file): it is not fetched again.
+    #[error("{index} is unchanged since it was refused, and is not fetched again: {reason}")]
+    Refused {
+        /// The index's hash.
+        index: String,
+        /// Why it was refused.
+        reason: String,
+    },
+}
+
+impl FollowError {
+    /// A refusal of the index's bytes themselves, which fetching the same object again
+    /// would only repeat (not a failure to read them).
+    fn is_refusal(&self) -> bool {
+        matches!(self, FollowError::Mismatch { .. } | FollowError::SizeDiffers { .. } | FollowError::Index(_))
+    }
 }
 
 /// Where the publication is.
@@ -94,23 +124,6 @@ enum Source {
     /// A publish destination, through `object_store` as `svcdir publish` opens it, and the
     /// cache folder its indexes are fetched into.
     Store(Target, Cache),
-}
-
-/// The cache folder of one process, locked while it runs.
-#[derive(Debug)]
-struct Cache {
-    dir: PathBuf,
-    _lock: std::fs::File,
-    /// Removed when the server stops (the default folder of the temporary directory).
-    remove_on_drop: bool,
-}
-
-impl Drop for Cache {
-    fn drop(&mut self) {
-        if self.remove_on_drop {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
 }
 
 /// A followed publication: the source, the cache and what the last poll saw.
@@ -124,23 +137,39 @@ pub struct Follower {
     in_force: Option<String>,
     /// The index before it, kept in the cache.
     previous: Option<String>,
+    /// The largest index fetched or mapped (`--max-index-bytes`).
+    max_index_bytes: u64,
+    /// The index refused last, while what it would be read from is unchanged.
+    refused: Option<Refusal>,
+}
+
+/// An index refused, and the version of its object (a store's ETag, a file's identity)
+/// then: the same version is refused again without a byte read.
+#[derive(Debug)]
+struct Refusal {
+    index: String,
+    version: String,
+    reason: String,
 }
 
 impl Follower {
     /// Opens SOURCE (a folder path, or a URL with `://`) and, for a store, locks the cache
-    /// folder (`cache`, or a folder of the temporary directory named after this process).
-    pub fn open(source: &str, cache: Option<&Path>, base_url: Option<String>) -> Result<Follower, FollowError> {
+    /// folder (`cache`, or a new folder of the temporary directory).
+    pub fn open(
+        source: &str,
+        cache: Option<&Path>,
+        base_url: Option<String>,
+        max_index_bytes: u64,
+    ) -> Result<Follower, FollowError> {
         let source = if source.contains("://") {
             let target = store::open_with(source, store::Retries::Poll).map_err(FollowError::Source)?;
-            let (dir, remove_on_drop) = match cache {
-                Some(dir) => (dir.to_owned(), false),
-                None => (std::env::temp_dir().join(format!("svcdir-search-{}", std::process::id())), true),
-            };
-            Source::Store(target, Cache::lock(dir, remove_on_drop)?)
+            let cache = Cache::open(cache)?;
+            tracing::info!(cache = %cache.dir().display(), "cache folder of the fetched indexes");
+            Source::Store(target, cache)
         } else {
             Source::Folder(PathBuf::from(source))
         };
-        Ok(Follower { source, base_url, e_tag: None, in_force: None, previous: None })
+        Ok(Follower { source, base_url, e_tag: None, in_force: None, previous: None, max_index_bytes, refused: None })
     }
 
     /// One poll: reads the pointer and, when it names another index, fetches, checks and
@@ -151,8 +180,53 @@ impl Follower {
             self.e_tag = e_tag;
             return Ok(false);
         }
+        if let Some(refusal) = &self.refused
+            && refusal.index == pointer.index
+        {
+            if self.version(&pointer).await.as_ref() == Some(&refusal.version) {
+                return Err(FollowError::Refused { index: refusal.index.clone(), reason: refusal.reason.clone() });
+            }
+            self.refused = None;
+        }
+        match self.fetch_and_load(&pointer).await {
+            Ok(state) => {
+                self.previous = self.in_force.replace(pointer.index);
+                self.e_tag = e_tag;
+                live.store(state);
+                self.prune();
+                Ok(true)
+            }
+            Err(err) => {
+                if err.is_refusal()
+                    && let Some(version) = self.version(&pointer).await
+                {
+                    let reason = store::redact(&err.to_string());
+                    self.refused = Some(Refusal { index: pointer.index.clone(), version, reason });
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// The version of the index's object or file now (`None` when it cannot be told).
+    async fn version(&self, pointer: &Pointer) -> Option<String> {
+        match &self.source {
+            Source::Folder(dir) => {
+                use std::os::unix::fs::MetadataExt as _;
+                let meta = std::fs::metadata(dir.join(&pointer.path)).ok()?;
+                Some(format!("{}:{}:{}:{}.{}", meta.dev(), meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec()))
+            }
+            Source::Store(target, _) => {
+                let meta = target.store.head(&target.location(&pointer.path)).await.ok()?;
+                Some(format!("{}:{}", meta.e_tag?, meta.size))
+            }
+        }
+    }
+
+    /// Fetches (or finds) the index the pointer names, checks it and reads it.
+    async fn fetch_and_load(&mut self, pointer: &Pointer) -> Result<Arc<AppState>, FollowError> {
         let started = Instant::now();
-        let path = self.fetch(&pointer).await?;
+        let path = self.fetch(pointer).await?;
         let base_url = self.base_url.clone();
         let expected = pointer.index.clone();
         let checked = path.clone();
@@ -179,24 +253,20 @@ impl Follower {
         let state = match state {
             Ok(state) => Arc::new(state),
             Err(err) => {
-                // A fetched file that does not pass is fetched again next time.
-                if matches!(self.source, Source::Store(..)) {
-                    let _ = std::fs::remove_file(&path);
+                // A fetched file that does not pass is not kept.
+                if let Source::Store(_, cache) = &mut self.source {
+                    cache.remove(&pointer.index)?;
                 }
                 return Err(err);
             }
         };
-        live.store(state.clone());
         tracing::info!(
             index_hash = state.index_hash(),
             services = state.index().service_count(),
             fetch_and_load_ms = started.elapsed().as_millis() as u64,
             "following the publication: a new index is in force",
         );
-        self.previous = self.in_force.replace(pointer.index);
-        self.e_tag = e_tag;
-        self.prune();
-        Ok(true)
+        Ok(state)
     }
 
     /// The pointer and its ETag; `None` when the store says it has not changed. Bounded in
@@ -259,59 +329,132 @@ impl Follower {
     }
 
     /// The local file of the index the pointer names: in place in a folder, else fetched
-    /// into the cache (through a temporary name, its bytes hashed as they come).
-    async fn fetch(&self, pointer: &Pointer) -> Result<PathBuf, FollowError> {
-        let (target, cache) = match &self.source {
-            Source::Folder(dir) => return Ok(dir.join(&pointer.path)),
+    /// into the cache, its size held to the pointer's and its bytes hashed as they come. A
+    /// fetch cut off part way is resumed from where it stopped at the next poll, from the
+    /// same object.
+    async fn fetch(&mut self, pointer: &Pointer) -> Result<PathBuf, FollowError> {
+        let limit = self.max_index_bytes;
+        let too_large = |what: String| FollowError::TooLarge { what, bytes: pointer.bytes, limit };
+        let (target, cache) = match &mut self.source {
+            Source::Folder(dir) => {
+                let path = dir.join(&pointer.path);
+                if pointer.bytes > limit {
+                    return Err(too_large(path.display().to_string()));
+                }
+                // The file's own size first: a larger file is never mapped.
+                let found = std::fs::metadata(&path)
+                    .map_err(|err| FollowError::Read { what: path.display().to_string(), detail: err.to_string() })?
+                    .len();
+                if found != pointer.bytes {
+                    return Err(FollowError::SizeDiffers {
+                        what: path.display().to_string(),
+                        expected: pointer.bytes,
+                        found,
+                    });
+                }
+                return Ok(path);
+            }
             Source::Store(target, cache) => (target, cache),
         };
-        let path = cache.dir.join(format!("{}.idx", pointer.index));
-        if path.is_file() {
-            // Fetched before (the index before the one in force, published again); checked
-            // again when it is read.
+        let what = format!("{}/{}", target.url.trim_end_matches('/'), pointer.path);
+        if pointer.bytes > limit {
+            return Err(too_large(what));
+        }
+        if let Some(path) = cache.index(&pointer.index) {
+            // Fetched before (the index before the one in force, published again, or by an
+            // earlier process); checked again when it is read.
             return Ok(path);
         }
-        let what = format!("{}/{}", target.url.trim_end_matches('/'), pointer.path);
         let read_error = |err: object_store::Error| FollowError::Read { what: what.clone(), detail: err.to_string() };
-        let result = target.store.get(&target.location(&pointer.path)).await.map_err(read_error)?;
-        let partial = cache.dir.join(format!(".{}.idx.part", pointer.index));
-        let cache_error = |action| {
-            let partial = partial.clone();
-            move |source| FollowError::Cache { path: partial, action, source }
-        };
-        let mut file = std::fs::File::create(&partial).map_err(cache_error("create"))?;
         let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-        let mut bytes = 0u64;
+        let resumed =
+            match cache.resume(&pointer.index)? {
+                Some(mut resumed) if resumed.bytes < pointer.bytes => {
+                    // The bytes already here are hashed again (read back, not fetched).
+                    let mut buffer = vec![0; 1 << 20];
+                    loop {
+                        let n = std::io::Read::read(&mut resumed.file, &mut buffer).map_err(|source| {
+                            CacheError::Io { path: cache.dir().to_owned(), action: "read", source }
+                        })?;
+                        if n == 0 {
+                            break;
+                        }
+                        hasher.update(&buffer[..n]);
+                    }
+                    Some(resumed)
+                }
+                Some(_) => {
+                    cache.discard_partial()?;
+                    None
+                }
+                None => None,
+            };
+        let location = target.location(&pointer.path);
+        let result = match &resumed {
+            Some(resumed) => {
+                let options = GetOptions {
+                    range: Some(GetRange::Offset(resumed.bytes)),
+                    if_match: resumed.e_tag.clone(),
+                    ..GetOptions::default()
+                };
+                match target.store.get_opts(&location, options).await {
+                    Ok(result) => Some(result),
+                    // Another object under the same name since: fetched whole.
+                    Err(object_store::Error::Precondition { .. }) => None,
+                    Err(err) => return Err(read_error(err)),
+                }
+            }
+            None => None,
+        };
+        let (result, mut file, mut bytes) = match (result, resumed) {
+            (Some(result), Some(resumed)) => {
+                tracing::info!(index = %pointer.index, from_byte = resumed.bytes, "resuming the fetch of an index");
+                (result, resumed.file, resumed.bytes)
+            }
+            _ => {
+                cache.discard_partial()?;
+                hasher = xxhash_rust::xxh3::Xxh3::new();
+                let result = target.store.get(&location).await.map_err(read_error)?;
+                let file = cache.start(&pointer.index, result.meta.e_tag.clone())?;
+                (result, file, 0)
+            }
+        };
+        // The announced size first: a larger object is refused unread.
+        if result.meta.size != pointer.bytes || result.range.start != bytes {
+            cache.discard_partial()?;
+            return Err(FollowError::SizeDiffers { what, expected: pointer.bytes, found: result.meta.size });
+        }
+        let cache_error = |source| CacheError::Io { path: cache.dir().to_owned(), action: "write", source };
         let mut stream = result.into_stream();
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(read_error)?;
-            hasher.update(&chunk);
+            // Cut off: what came is kept for the next poll to go on from.
+            let chunk = chunk.map_err(|err| FollowError::Read {
+                what: what.clone(),
+                detail: format!("{err} (after {bytes} of {} bytes, kept to resume from)", pointer.bytes),
+            })?;
             bytes += chunk.len() as u64;
-            std::io::Write::write_all(&mut file, &chunk).map_err(cache_error("write"))?;
+            if bytes > pointer.bytes {
+                cache.discard_partial()?;
+                return Err(FollowError::SizeDiffers { what, expected: pointer.bytes, found: bytes });
+            }
+            hasher.update(&chunk);
+            std::io::Write::write_all(&mut file, &chunk).map_err(cache_error)?;
         }
         drop(file);
         let found = format!("{:032x}", hasher.digest128());
         if found != pointer.index {
-            let _ = std::fs::remove_file(&partial);
+            cache.discard_partial()?;
             return Err(FollowError::Mismatch { what, expected: pointer.index.clone(), found, bytes });
         }
-        std::fs::rename(&partial, &path).map_err(cache_error("rename"))?;
-        Ok(path)
+        Ok(cache.finish(&pointer.index)?)
     }
 
-    /// Removes from the cache every index but the one in force and the one before it (a
-    /// mapped file removed stays readable until its map goes: unlinking never changes bytes).
-    fn prune(&self) {
-        let Source::Store(_, cache) = &self.source else { return };
-        let Ok(entries) = std::fs::read_dir(&cache.dir) else { return };
-        let keep: Vec<String> =
-            [&self.in_force, &self.previous].into_iter().flatten().map(|hash| format!("{hash}.idx")).collect();
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let stale = name.ends_with(".idx") && !keep.contains(&name) || name.ends_with(".idx.part");
-            if stale && let Err(err) = std::fs::remove_file(entry.path()) {
-                tracing::warn!(path = %entry.path().display(), error = %err, "cannot remove an old index");
-            }
+    /// Removes from the cache every index but the one in force and the one before it.
+    fn prune(&mut self) {
+        let Source::Store(_, cache) = &mut self.source else { return };
+        let keep: Vec<&str> = [&self.in_force, &self.previous].into_iter().flatten().map(String::as_str).collect();
+        if let Err(err) = cache.prune(&keep) {
+            tracing::warn!(error = %err, "cannot prune the cache folder");
         }
     }
 }
@@ -342,28 +485,6 @@ fn read_local_pointer(path: &Path) -> Result<Vec<u8>, FollowError> {
         return Err(PointerError::TooLarge { bytes: bytes.len() as u64 }.into());
     }
     Ok(bytes)
-}
-
-impl Cache {
-    fn lock(dir: PathBuf, remove_on_drop: bool) -> Result<Cache, FollowError> {
-        let io = |action| {
-            let dir = dir.clone();
-            move |source| FollowError::Cache { path: dir, action, source }
-        };
-        std::fs::create_dir_all(&dir).map_err(io("create"))?;
-        let lock_path = dir.join(".lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io("open its lock file"))?;
-        match file.try_lock() {
-            Ok(()) => Ok(Cache { dir, _lock: file, remove_on_drop }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(FollowError::CacheBusy { path: dir }),
-            Err(std::fs::TryLockError::Error(source)) => Err(io("lock")(source)),
-        }
-    }
 }
 
 /// Polls now, then every `every`, for as long as the runtime runs; each outcome is logged
