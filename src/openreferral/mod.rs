@@ -21,10 +21,11 @@ use views::{
 };
 
 pub(crate) use crate::urls::openreferral::FOLDER;
-/// The HSDS version the profile is a profile of.
-pub(crate) const HSDS_VERSION: &str = "3.0";
-/// The profile's home.
-pub(crate) const PROFILE_URL: &str = "https://github.com/openreferral/uk-profile";
+/// The version the root gives: the UK profile of HSDS 3.0, as the profile's validator and its
+/// example feed name it.
+pub(crate) const HSDS_VERSION: &str = "HSDS-UK-3.0";
+/// The profile's home (behaviour.md, "Open Referral UK").
+pub(crate) const PROFILE_URL: &str = "https://github.com/OpenReferralUK/uk-profile";
 
 /// Deterministic UUIDv5 ids for the objects the directory has no id for. Services,
 /// organisations and locations keep their own ids (UUIDs already).

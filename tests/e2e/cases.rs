@@ -887,7 +887,8 @@ pub fn openapi_document_and_page_are_served(d: &Deployment) {
 /// bytes of its file, every object of every list by id, and invalid pages 404.
 pub fn open_referral_lists_and_objects_are_served(d: &Deployment) {
     let root = assert_json(&d.get("/openreferral/"), 200, "ORUK root");
-    assert_eq!(root["version"], "3.0");
+    assert_eq!(root["version"], "HSDS-UK-3.0");
+    assert_eq!(root["profile"], "https://github.com/OpenReferralUK/uk-profile");
     assert_eq!(root["openapi_url"], format!("{BASE_URL}/openreferral/openapi.json"));
     let doc = assert_json(&d.get("/openreferral/openapi.json"), 200, "ORUK OpenAPI");
     assert_eq!(doc["servers"][0]["url"], format!("{BASE_URL}/openreferral"));

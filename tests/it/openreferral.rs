@@ -151,7 +151,8 @@ fn every_document_validates_against_the_profile_with_formats() {
         };
         let result = match segments.as_slice() {
             [""] => {
-                assert_eq!(body["version"], "3.0");
+                assert_eq!(body["version"], "HSDS-UK-3.0");
+                assert_eq!(body["profile"], "https://github.com/OpenReferralUK/uk-profile");
                 assert_eq!(body["openapi_url"], format!("{BASE_URL}/openreferral/openapi.json"));
                 Ok(())
             }
